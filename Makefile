@@ -1,0 +1,110 @@
+# simvm build.  make | make test | make demo | make asan | make install PREFIX=...
+# All outputs go under build/ (generated lexer, parser and prelude included).
+
+CC      ?= cc
+PREFIX  ?= /usr/local
+BUILD   ?= build
+CFLAGS  ?= -O2 -g
+WARN    := -Wall -Wextra -Werror=implicit-function-declaration
+ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) -I$(BUILD)/gen -Ilang -Ivm $(EXTRA_CFLAGS)
+LDLIBS  := -lm
+
+LANG_SRC     := lang/ast.c lang/diag.c lang/parse.c lang/source.c
+VM_SRC       := $(wildcard vm/*.c)
+COMPILER_SRC := $(wildcard compiler/*.c)
+GEN_SRC      := $(BUILD)/gen/lexer.c $(BUILD)/gen/parser.c $(BUILD)/gen/prelude.c
+CORE_SRC     := $(LANG_SRC) $(VM_SRC) $(COMPILER_SRC) cli/options.c
+CORE_OBJ     := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRC)) \
+                $(patsubst $(BUILD)/gen/%.c,$(BUILD)/obj/gen/%.o,$(GEN_SRC))
+SWITCH_OBJ   := $(patsubst %.o,%.switch.o,$(CORE_OBJ))
+UNIT_TESTS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
+DEPS_OK      := $(BUILD)/.deps-ok
+
+.PHONY: all test unit-test script-test demo asan test-asan install clean deps
+.DELETE_ON_ERROR:
+
+all: $(BUILD)/simvm $(BUILD)/simc $(BUILD)/simvm-switch
+
+deps: $(DEPS_OK)
+$(DEPS_OK):
+	@mkdir -p $(BUILD)
+	@sh tools/deps.sh
+	@touch $@
+
+# ---- generated sources ----
+
+$(BUILD)/gen/parser.c $(BUILD)/gen/parser.h: lang/parser.y | $(DEPS_OK)
+	@mkdir -p $(BUILD)/gen
+	bison -Wall -Werror -o $(BUILD)/gen/parser.c --header=$(BUILD)/gen/parser.h $<
+
+$(BUILD)/gen/lexer.c: lang/lexer.re $(BUILD)/gen/parser.h | $(DEPS_OK)
+	@mkdir -p $(BUILD)/gen
+	re2c -W -Werror --no-generation-date -o $@ $<
+
+$(BUILD)/embed: tools/embed.c
+	@mkdir -p $(BUILD)
+	$(CC) -O1 -o $@ $<
+
+$(BUILD)/gen/prelude.c: stdlib/prelude.sim $(BUILD)/embed
+	@mkdir -p $(BUILD)/gen
+	$(BUILD)/embed prelude $< $@
+
+# ---- objects: every core object also depends on the generated parser header ----
+
+$(BUILD)/obj/%.o: %.c $(BUILD)/gen/parser.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(BUILD)/gen/parser.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Wno-unused-function -MMD -MP -c -o $@ $<
+
+$(BUILD)/obj/%.switch.o: %.c $(BUILD)/gen/parser.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DSIMVM_SWITCH_DISPATCH -MMD -MP -c -o $@ $<
+
+$(BUILD)/obj/gen/%.switch.o: $(BUILD)/gen/%.c $(BUILD)/gen/parser.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Wno-unused-function -DSIMVM_SWITCH_DISPATCH -MMD -MP -c -o $@ $<
+
+$(BUILD)/simvm: $(CORE_OBJ) $(BUILD)/obj/cli/simvm.o
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/simvm-switch: $(SWITCH_OBJ) $(BUILD)/obj/cli/simvm.switch.o
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/simc: $(CORE_OBJ) $(BUILD)/obj/cli/simc.o
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+
+# ---- tests ----
+
+$(BUILD)/tests/%: tests/unit/%.c $(CORE_OBJ) tests/unit/unit.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(CORE_OBJ) -lcmocka $(LDLIBS)
+
+unit-test: $(UNIT_TESTS)
+	@sh tests/run_unit.sh $(UNIT_TESTS)
+
+script-test: all
+	@sh tests/run_scripts.sh $(BUILD)/simvm $(BUILD)/simvm-switch
+
+test: all unit-test script-test
+
+# The same tests under AddressSanitizer and UndefinedBehaviorSanitizer, in
+# their own build tree, with the collector running at every allocation for
+# the unit tests' GC checks.
+asan test-asan:
+	$(MAKE) BUILD=build/asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" test
+
+demo: $(BUILD)/simvm
+	@echo '$$ simvm --trace examples/retry.sim'
+	@$(BUILD)/simvm --trace examples/retry.sim
+
+install: $(BUILD)/simvm $(BUILD)/simc
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(BUILD)/simvm $(BUILD)/simc $(DESTDIR)$(PREFIX)/bin/
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,34 @@
+#include "options.h"
+
+#include <string.h>
+
+bool parse_count(const char *text, uint64_t *out) {
+  if (!*text) return false;
+  uint64_t n = 0;
+  for (const char *s = text; *s; s++) {
+    if (*s < '0' || *s > '9') return false;
+    if (n > (UINT64_MAX - (uint64_t)(*s - '0')) / 10) return false;
+    n = n * 10 + (uint64_t)(*s - '0');
+  }
+  *out = n;
+  return true;
+}
+
+bool parse_duration(const char *text, int64_t *out) {
+  static const struct { const char *unit; int64_t scale; } units[] = {
+      {"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}};
+  size_t digits = strspn(text, "0123456789");
+  if (digits == 0) return false;
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+    if (strcmp(text + digits, units[i].unit) != 0) continue;
+    uint64_t n = 0;
+    for (size_t j = 0; j < digits; j++) {
+      if (n > (uint64_t)(INT64_MAX / 10)) return false;
+      n = n * 10 + (uint64_t)(text[j] - '0');
+    }
+    if (n > (uint64_t)(INT64_MAX / units[i].scale)) return false;
+    *out = (int64_t)n * units[i].scale;
+    return true;
+  }
+  return false;
+}

@@ -1,0 +1,17 @@
+/* Command-line value parsing shared by simvm and simc. */
+#ifndef SIMVM_OPTIONS_H
+#define SIMVM_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define SIMVM_VERSION "0.1.0"
+
+/* A whole number >= 0 with no sign or suffix; false if malformed or too big. */
+bool parse_count(const char *text, uint64_t *out);
+
+/* A duration as in scripts: digits then ns, us, ms or s ("10s", "500ms"),
+ * into nanoseconds; false if malformed, negative or too big. */
+bool parse_duration(const char *text, int64_t *out);
+
+#endif

@@ -1,0 +1,79 @@
+/* simc: compile .sim scripts and list their bytecode. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../vm/debug.h"
+#include "../vm/state.h"
+#include "options.h"
+
+static const char usage_text[] =
+    "usage: simc [options] file.sim\n"
+    "\n"
+    "Compile a .sim script and report its errors; with -l, list its bytecode.\n"
+    "\n"
+    "options:\n"
+    "  -l, --list     list the bytecode of every function, block and module\n"
+    "  --prelude      with -l, list the standard library too\n"
+    "  -O0            compile binds as io-sim does (see simvm --help)\n"
+    "  -h, --help     show this help\n"
+    "  --version      show the version\n"
+    "\n"
+    "exit status: 0 compiled, 2 usage error or unreadable file, 3 compile error\n";
+
+static void write_err(void *user, const char *text, size_t length) {
+  (void)user;
+  fflush(stdout);
+  fwrite(text, 1, length, stderr);
+}
+
+int main(int argc, char **argv) {
+  bool list = false, prelude = false, optimize = true;
+  const char *path = NULL;
+  for (int i = 1; i < argc; i++) {
+    const char *arg = argv[i];
+    if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+      fputs(usage_text, stdout);
+      return 0;
+    } else if (strcmp(arg, "--version") == 0) {
+      printf("simc %s\n", SIMVM_VERSION);
+      return 0;
+    } else if (strcmp(arg, "-l") == 0 || strcmp(arg, "--list") == 0) {
+      list = true;
+    } else if (strcmp(arg, "--prelude") == 0) {
+      prelude = true;
+    } else if (strcmp(arg, "-O0") == 0) {
+      optimize = false;
+    } else if (arg[0] == '-' && arg[1]) {
+      fprintf(stderr, "simc: unknown option '%s'\nTry 'simc --help' for more information.\n", arg);
+      return SIM_USAGE;
+    } else if (path) {
+      fprintf(stderr, "simc: give one script, not '%s' and '%s'\n", path, arg);
+      return SIM_USAGE;
+    } else {
+      path = arg;
+    }
+  }
+  if (!path) {
+    fprintf(stderr, "simc: no script given\nTry 'simc --help' for more information.\n");
+    return SIM_USAGE;
+  }
+  VMConfig config;
+  vm_config_init(&config);
+  config.write_error = write_err;
+  config.opt_level = optimize ? 1 : 0;
+  VM *vm = vm_new(&config);
+  if (!vm) return SIM_FAILED;
+  int first_user_module = vm->module_inits.count;
+  SimStatus status = vm_load_file(vm, path);
+  if (status == SIM_OK && list) {
+    Buffer out;
+    buf_init(&out);
+    for (int i = prelude ? 0 : first_user_module; i < vm->module_inits.count; i++)
+      debug_list_proto(&out, AS_CLOSURE(vm->module_inits.values[i])->proto);
+    if (out.data) fputs(out.data, stdout);
+    buf_free(&out);
+  }
+  vm_free(vm);
+  return (int)status;
+}

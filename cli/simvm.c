@@ -1,0 +1,121 @@
+/* simvm: run a .sim script on the simulated clock. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../vm/state.h"
+#include "options.h"
+
+static const char usage_text[] =
+    "usage: simvm [options] file.sim [args...]\n"
+    "\n"
+    "Run a .sim script on a simulated clock and print what it says.\n"
+    "Arguments after the file are the script's; it reads them with args().\n"
+    "\n"
+    "options:\n"
+    "  -q, --quiet        do not print say output\n"
+    "  --trace            print the full event trace (time, thread, event)\n"
+    "                     instead of the bare say lines\n"
+    "  --result           print main's result after the run\n"
+    "  --max-steps N      stop after N instructions\n"
+    "  --max-time D       stop before simulated time passes D (e.g. 10s, 500ms)\n"
+    "  -O0                compile binds as io-sim does: every action is built\n"
+    "                     as a value and bound (no inline statements)\n"
+    "  -h, --help         show this help\n"
+    "  --version          show the version\n"
+    "\n"
+    "exit status:\n"
+    "  0  main finished            3  compile error\n"
+    "  1  main failed (uncaught    4  deadlock\n"
+    "     exception or error)      5  --max-steps or --max-time reached\n"
+    "  2  usage error or unreadable file\n";
+
+static void write_out(void *user, const char *text, size_t length) {
+  (void)user;
+  fwrite(text, 1, length, stdout);
+}
+
+static void write_err(void *user, const char *text, size_t length) {
+  (void)user;
+  fflush(stdout);
+  fwrite(text, 1, length, stderr);
+}
+
+static int usage_error(const char *fmt, const char *arg) {
+  fprintf(stderr, "simvm: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\nTry 'simvm --help' for more information.\n");
+  return SIM_USAGE;
+}
+
+int main(int argc, char **argv) {
+  static char out_buffer[1 << 16];
+  setvbuf(stdout, out_buffer, _IOFBF, sizeof out_buffer);
+
+  VMConfig config;
+  vm_config_init(&config);
+  config.write_say = write_out;
+  config.write_trace = write_out;
+  config.write_error = write_err;
+  bool quiet = false, print_result = false, optimize = true;
+  int i = 1;
+  for (; i < argc && argv[i][0] == '-' && argv[i][1] != '\0'; i++) {
+    const char *arg = argv[i];
+    if (strcmp(arg, "--") == 0) {
+      i++;
+      break;
+    } else if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+      fputs(usage_text, stdout);
+      return SIM_OK;
+    } else if (strcmp(arg, "--version") == 0) {
+      printf("simvm %s\n", SIMVM_VERSION);
+      return SIM_OK;
+    } else if (strcmp(arg, "-q") == 0 || strcmp(arg, "--quiet") == 0) {
+      quiet = true;
+    } else if (strcmp(arg, "--trace") == 0) {
+      config.trace = true;
+    } else if (strcmp(arg, "--result") == 0) {
+      print_result = true;
+    } else if (strcmp(arg, "-O0") == 0) {
+      optimize = false;
+    } else if (strcmp(arg, "--max-steps") == 0) {
+      if (++i == argc) return usage_error("%s needs a number", arg);
+      if (!parse_count(argv[i], &config.max_steps) || config.max_steps == 0)
+        return usage_error("--max-steps needs a positive whole number, not '%s'", argv[i]);
+    } else if (strcmp(arg, "--max-time") == 0) {
+      if (++i == argc) return usage_error("%s needs a duration", arg);
+      if (!parse_duration(argv[i], &config.max_time))
+        return usage_error("--max-time needs a duration such as 10s, 500ms or 2us, not '%s'", argv[i]);
+    } else {
+      return usage_error("unknown option '%s'", arg);
+    }
+  }
+  if (i == argc) return usage_error("%s", "no script given");
+  const char *path = argv[i++];
+  config.argv = (const char **)argv + i;
+  config.argc = argc - i;
+  if (quiet || config.trace) config.write_say = NULL;
+  if (quiet) config.trace = false;
+
+  config.opt_level = optimize ? 1 : 0;
+  VM *vm = vm_new(&config);
+  if (!vm) {
+    fprintf(stderr, "simvm: internal error: the standard library did not compile\n");
+    return SIM_FAILED;
+  }
+  SimStatus status = vm_load_file(vm, path);
+  if (status == SIM_OK) status = vm_run(vm);
+  if (print_result && status == SIM_OK) {
+    char *text = vm_show(vm, vm_result(vm));
+    printf("%s\n", text);
+    free(text);
+  }
+  vm_free(vm);
+  if (fflush(stdout) != 0) {
+    fprintf(stderr, "simvm: cannot write output: %s\n", strerror(errno));
+    return SIM_FAILED;
+  }
+  return (int)status;
+}

@@ -1,0 +1,619 @@
+/* AST -> bytecode (see compiler.h for the shape of the output). */
+#include "compiler.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_LOCALS 256
+#define MAX_UPVALUES 255
+#define MAX_ARGS 255
+
+typedef struct {
+  const char *name;
+  int slot;
+} Local;
+
+typedef struct {
+  const char *name;
+  uint8_t from_local;   /* 1: a local of the enclosing function; 0: its upvalue */
+  uint8_t index;
+} Upvalue;
+
+/* The function being compiled; `enclosing` links outward for captures. */
+typedef struct FnState {
+  struct FnState *enclosing;
+  ObjProto *proto;
+  Local locals[MAX_LOCALS];
+  int local_count;
+  Upvalue upvalues[MAX_UPVALUES];
+  int upvalue_count;
+  int depth;            /* stack depth from slot 0, slot 0 included */
+} FnState;
+
+typedef struct {
+  VM *vm;
+  Diag *diag;
+  const Source *source;
+  FnState *fn;
+  int line;             /* attributed to the bytes being emitted */
+} Compiler;
+
+static void compile_expr(Compiler *c, const Expr *e, bool tail);
+static void compile_run(Compiler *c, const Expr *e, bool tail);
+
+static void error_at(Compiler *c, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void error_at(Compiler *c, Loc loc, const char *fmt, ...) {
+  char message[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(message, sizeof message, fmt, ap);
+  va_end(ap);
+  diag_error(c->diag, c->source, loc.line, loc.col, "%s", message);
+}
+
+/* ---- emission ---- */
+
+static Chunk *chunk(Compiler *c) { return &c->fn->proto->chunk; }
+
+static void adjust_depth(Compiler *c, int effect) {
+  c->fn->depth += effect;
+  if (c->fn->depth > c->fn->proto->max_slots) c->fn->proto->max_slots = c->fn->depth;
+}
+
+static void emit_byte(Compiler *c, uint8_t byte) { chunk_write(chunk(c), byte, c->line); }
+
+/* Emit an opcode whose stack effect is fixed in the table. */
+static void emit_op(Compiler *c, OpCode op) {
+  emit_byte(c, (uint8_t)op);
+  adjust_depth(c, opcode_info[op].stack_effect);
+}
+
+static void emit_u8(Compiler *c, OpCode op, int operand) {
+  emit_op(c, op);
+  emit_byte(c, (uint8_t)operand);
+}
+
+static void emit_u16(Compiler *c, OpCode op, int operand) {
+  emit_op(c, op);
+  emit_byte(c, (uint8_t)(operand >> 8));
+  emit_byte(c, (uint8_t)operand);
+}
+
+/* Emit an opcode with a VAR stack effect, computed by the caller. */
+static void emit_var(Compiler *c, OpCode op, int operand, int effect) {
+  emit_byte(c, (uint8_t)op);
+  if (opcode_info[op].operand == OPERAND_U8) emit_byte(c, (uint8_t)operand);
+  adjust_depth(c, effect);
+}
+
+static int make_constant(Compiler *c, Value value, Loc loc) {
+  int index = chunk_add_constant(chunk(c), value);
+  if (index > UINT16_MAX) {
+    error_at(c, loc, "too many constants in one function (the limit is 65536)");
+    return 0;
+  }
+  return index;
+}
+
+static void emit_constant(Compiler *c, Value value, Loc loc) {
+  emit_u16(c, OP_CONST, make_constant(c, value, loc));
+}
+
+static int emit_jump(Compiler *c, OpCode op) {
+  emit_u16(c, op, 0xffff);
+  return chunk(c)->count - 2;
+}
+
+static void patch_jump(Compiler *c, int at, Loc loc) {
+  int distance = chunk(c)->count - (at + 2);
+  if (distance > UINT16_MAX) {
+    error_at(c, loc, "this expression is too large to jump over (split it into functions)");
+    return;
+  }
+  chunk(c)->code[at] = (uint8_t)(distance >> 8);
+  chunk(c)->code[at + 1] = (uint8_t)distance;
+}
+
+/* ---- names ---- */
+
+static ObjString *intern(Compiler *c, const char *name) { return obj_cstring(c->vm, name); }
+
+/* Name the value just pushed (at depth - 1) as a local. */
+static void declare_local(Compiler *c, const char *name, Loc loc) {
+  FnState *fn = c->fn;
+  int slot = fn->depth - 1;
+  if (fn->local_count == MAX_LOCALS || slot >= MAX_LOCALS) {
+    error_at(c, loc, "too many local variables in one function (the limit is %d)", MAX_LOCALS);
+    return;
+  }
+  fn->locals[fn->local_count].name = name;
+  fn->locals[fn->local_count].slot = slot;
+  fn->local_count++;
+}
+
+/* Drop the locals declared since `base`, keeping the value on top. */
+static void end_scope(Compiler *c, int base) {
+  int dropped = 0;
+  for (int i = base; i < c->fn->local_count; i++)
+    if (c->fn->locals[i].slot >= 0) dropped++;
+  c->fn->local_count = base;
+  if (dropped) emit_var(c, OP_SLIDE, dropped, -dropped);
+}
+
+static int resolve_local(FnState *fn, const char *name) {
+  for (int i = fn->local_count - 1; i >= 0; i--)
+    if (strcmp(fn->locals[i].name, name) == 0) return fn->locals[i].slot;
+  return -1;
+}
+
+static int add_upvalue(Compiler *c, FnState *fn, const char *name, int from_local, int index, Loc loc) {
+  for (int i = 0; i < fn->upvalue_count; i++)
+    if (fn->upvalues[i].from_local == from_local && fn->upvalues[i].index == index) return i;
+  if (fn->upvalue_count == MAX_UPVALUES) {
+    error_at(c, loc, "a function captures too many variables (the limit is %d)", MAX_UPVALUES);
+    return 0;
+  }
+  fn->upvalues[fn->upvalue_count] = (Upvalue){name, (uint8_t)from_local, (uint8_t)index};
+  return fn->upvalue_count++;
+}
+
+static int resolve_upvalue(Compiler *c, FnState *fn, const char *name, Loc loc) {
+  if (!fn->enclosing) return -1;
+  int slot = resolve_local(fn->enclosing, name);
+  if (slot >= 0) return add_upvalue(c, fn, name, 1, slot, loc);
+  int upvalue = resolve_upvalue(c, fn->enclosing, name, loc);
+  if (upvalue >= 0) return add_upvalue(c, fn, name, 0, upvalue, loc);
+  return -1;
+}
+
+static bool is_local_name(Compiler *c, const char *name) {
+  for (FnState *fn = c->fn; fn; fn = fn->enclosing)
+    if (resolve_local(fn, name) >= 0) return true;
+  return false;
+}
+
+/* The global a name refers to here, or -1 (locals shadow globals). */
+static int global_for(Compiler *c, const char *name) {
+  if (is_local_name(c, name)) return -1;
+  return vm_find_global(c->vm, intern(c, name));
+}
+
+static void compile_name(Compiler *c, const char *name, Loc loc) {
+  int slot = resolve_local(c->fn, name);
+  if (slot >= 0) {
+    emit_u8(c, OP_GET_LOCAL, slot);
+    return;
+  }
+  int upvalue = resolve_upvalue(c, c->fn, name, loc);
+  if (upvalue >= 0) {
+    emit_u8(c, OP_GET_UPVALUE, upvalue);
+    return;
+  }
+  int global = vm_find_global(c->vm, intern(c, name));
+  if (global >= 0) {
+    emit_u16(c, OP_GET_GLOBAL, global);
+    return;
+  }
+  error_at(c, loc, "undefined name '%s'", name);
+  emit_op(c, OP_UNIT);
+}
+
+/* The builtin action a call invokes directly, with the right argument count. */
+static const Builtin *direct_primitive(Compiler *c, const Expr *e) {
+  if (e->kind != EXPR_CALL || e->as.call.callee->kind != EXPR_NAME) return NULL;
+  int global = global_for(c, e->as.call.callee->as.name);
+  if (global < 0) return NULL;
+  const Builtin *builtin = c->vm->global_info[global].builtin;
+  if (!builtin || builtin->op < 0 || builtin->arity != e->as.call.args.count) return NULL;
+  return builtin;
+}
+
+/* ---- functions and blocks ---- */
+
+static void begin_fn(Compiler *c, FnState *fn, ProtoKind kind, const char *name, Loc loc) {
+  fn->enclosing = c->fn;
+  fn->proto = obj_proto(c->vm, kind, c->source->path, loc.line);
+  fn->proto->name = intern(c, name);
+  fn->local_count = 0;
+  fn->upvalue_count = 0;
+  fn->depth = 1; /* slot 0: the callee, or the running block closure */
+  fn->locals[fn->local_count++] = (Local){"", 0};
+  c->fn = fn;
+}
+
+/* Finish the function and emit, in the enclosing one, the closure that captures its upvalues. */
+static void end_fn(Compiler *c, FnState *fn, Loc loc) {
+  ObjProto *proto = fn->proto;
+  proto->upvalue_count = fn->upvalue_count;
+  if (fn->upvalue_count) {
+    proto->captures = xrealloc(NULL, (size_t)fn->upvalue_count * 2);
+    for (int i = 0; i < fn->upvalue_count; i++) {
+      proto->captures[2 * i] = fn->upvalues[i].from_local;
+      proto->captures[2 * i + 1] = fn->upvalues[i].index;
+    }
+  }
+  c->fn = fn->enclosing;
+  if (c->fn) emit_u16(c, OP_CLOSURE, make_constant(c, OBJ_VAL(proto), loc));
+}
+
+static const char *enclosing_name(Compiler *c) {
+  return c->fn && c->fn->proto->name ? c->fn->proto->name->chars : "<block>";
+}
+
+static void compile_lambda(Compiler *c, const Expr *e, const char *name) {
+  FnState fn;
+  begin_fn(c, &fn, PROTO_FUNCTION, name ? name : "<lambda>", e->loc);
+  fn.proto->arity = e->as.lambda.params.count;
+  for (int i = 0; i < e->as.lambda.params.count; i++) {
+    const char *param = e->as.lambda.params.items[i];
+    for (int j = 0; j < i; j++)
+      if (strcmp(param, e->as.lambda.params.items[j]) == 0)
+        error_at(c, e->loc, "parameter '%s' is declared twice", param);
+    adjust_depth(c, 1);
+    declare_local(c, param, e->loc);
+  }
+  compile_expr(c, e->as.lambda.body, true);
+  emit_var(c, OP_RETURN, 0, -1);
+  end_fn(c, &fn, e->loc);
+}
+
+/* An action value whose body runs `e` (a block, or `a >> b` ...). */
+static void compile_action(Compiler *c, const Expr *e) {
+  FnState fn;
+  begin_fn(c, &fn, PROTO_BLOCK, enclosing_name(c), e->loc);
+  compile_run(c, e, true);
+  end_fn(c, &fn, e->loc);
+}
+
+/* ---- statements: running actions ---- */
+
+static void compile_stmts(Compiler *c, const NodeList *stmts, bool tail, Loc loc) {
+  int base = c->fn->local_count;
+  if (stmts->count == 0) {
+    c->line = loc.line;
+    emit_op(c, OP_UNIT);
+    if (tail) emit_var(c, OP_RETURN, 0, -1);
+    return;
+  }
+  for (int i = 0; i < stmts->count; i++) {
+    const Stmt *s = stmts->items[i];
+    bool last = i == stmts->count - 1;
+    c->line = s->loc.line;
+    switch (s->kind) {
+      case STMT_BIND:
+      case STMT_LET:
+        if (last) {
+          error_at(c, s->loc, "a block cannot end with '%s %s ...': end it with an action, or `return %s`",
+                   s->kind == STMT_LET ? "let" : s->name, s->kind == STMT_LET ? s->name : "<-", s->name);
+        }
+        if (s->kind == STMT_BIND) compile_run(c, s->expr, false);
+        else compile_expr(c, s->expr, false);
+        declare_local(c, s->name, s->loc);
+        break;
+      case STMT_EXPR:
+        if (last) {
+          compile_run(c, s->expr, tail);
+        } else {
+          if (s->expr->kind == EXPR_RETURN)
+            error_at(c, s->loc, "'return' does not leave a block early: it can only be the last statement");
+          compile_run(c, s->expr, false);
+          emit_op(c, OP_POP);
+        }
+        break;
+    }
+  }
+  if (!tail) end_scope(c, base);
+  else c->fn->local_count = base;
+}
+
+/* Run the action `e` here: its result is pushed (or, in tail position,
+ * returned from this frame). Statement-level forms are compiled inline. */
+static void compile_run(Compiler *c, const Expr *e, bool tail) {
+  c->line = e->loc.line;
+  bool inline_forms = c->vm->optimize;
+  switch (e->kind) {
+    case EXPR_THEN:
+      compile_run(c, e->as.then.left, false);
+      emit_op(c, OP_POP);
+      compile_run(c, e->as.then.right, tail);
+      return;
+    case EXPR_BIND: {
+      compile_run(c, e->as.then.left, false);
+      const Expr *f = e->as.then.right;
+      int base = c->fn->local_count;
+      if (inline_forms && f->kind == EXPR_LAMBDA && f->as.lambda.params.count == 1) {
+        declare_local(c, f->as.lambda.params.items[0], f->loc);
+        compile_run(c, f->as.lambda.body, tail);
+      } else {
+        declare_local(c, "", e->loc); /* the result, as a hidden local */
+        int slot = c->fn->depth - 1;
+        compile_expr(c, f, false);
+        emit_u8(c, OP_GET_LOCAL, slot);
+        emit_var(c, OP_CALL, 1, -1);
+        if (tail) emit_var(c, OP_TAIL_BIND, 0, -1);
+        else emit_op(c, OP_BIND);
+      }
+      if (!tail) end_scope(c, base);
+      else c->fn->local_count = base;
+      return;
+    }
+    default:
+      break;
+  }
+  if (inline_forms) {
+    switch (e->kind) {
+      case EXPR_BLOCK:
+        compile_stmts(c, &e->as.block, tail, e->loc);
+        return;
+      case EXPR_IF: {
+        compile_expr(c, e->as.if_.cond, false);
+        int to_else = emit_jump(c, OP_JUMP_IF_FALSE);
+        compile_run(c, e->as.if_.then, tail);
+        int to_end = tail ? -1 : emit_jump(c, OP_JUMP);
+        patch_jump(c, to_else, e->loc);
+        if (!tail) adjust_depth(c, -1);
+        compile_run(c, e->as.if_.otherwise, tail);
+        if (!tail) patch_jump(c, to_end, e->loc);
+        return;
+      }
+      case EXPR_LET: {
+        int base = c->fn->local_count;
+        compile_expr(c, e->as.let.value, false);
+        declare_local(c, e->as.let.name, e->as.let.name_loc);
+        compile_run(c, e->as.let.body, tail);
+        if (!tail) end_scope(c, base);
+        else c->fn->local_count = base;
+        return;
+      }
+      case EXPR_RETURN:
+        compile_expr(c, e->as.ret, false);
+        if (tail) emit_var(c, OP_RETURN, 0, -1);
+        return;
+      case EXPR_CALL: {
+        const Builtin *builtin = direct_primitive(c, e);
+        if (!builtin) break;
+        for (int i = 0; i < e->as.call.args.count; i++) compile_expr(c, e->as.call.args.items[i], false);
+        c->line = e->loc.line;
+        emit_op(c, (OpCode)builtin->op);
+        if (tail) emit_var(c, OP_RETURN, 0, -1);
+        return;
+      }
+      default:
+        break;
+    }
+  }
+  compile_expr(c, e, false);
+  c->line = e->loc.line;
+  if (tail) emit_var(c, OP_TAIL_BIND, 0, -1);
+  else emit_op(c, OP_BIND);
+}
+
+/* ---- expressions ---- */
+
+static bool fold_negation(Compiler *c, const Expr *operand) {
+  switch (operand->kind) {
+    case EXPR_INT:
+      if (operand->as.integer == INT64_MIN) return false;
+      emit_constant(c, INT_VAL(-operand->as.integer), operand->loc);
+      return true;
+    case EXPR_FLOAT:
+      emit_constant(c, FLOAT_VAL(-operand->as.number), operand->loc);
+      return true;
+    case EXPR_DURATION:
+      emit_constant(c, DURATION_VAL(-operand->as.integer), operand->loc);
+      return true;
+    default:
+      return false;
+  }
+}
+
+static const OpCode binary_ops[] = {
+    [BIN_ADD] = OP_ADD, [BIN_SUB] = OP_SUB, [BIN_MUL] = OP_MUL, [BIN_DIV] = OP_DIV,
+    [BIN_MOD] = OP_MOD, [BIN_EQ] = OP_EQ,   [BIN_NE] = OP_NE,   [BIN_LT] = OP_LT,
+    [BIN_LE] = OP_LE,   [BIN_GT] = OP_GT,   [BIN_GE] = OP_GE,   [BIN_CONCAT] = OP_CONCAT,
+};
+
+static void compile_list(Compiler *c, const Expr *e) {
+  const NodeList *items = &e->as.items;
+  if (items->count == 0) {
+    emit_op(c, OP_NIL);
+    return;
+  }
+  /* in chunks of at most 255, joined with ++ */
+  for (int start = 0; start < items->count; start += MAX_ARGS) {
+    int n = items->count - start < MAX_ARGS ? items->count - start : MAX_ARGS;
+    for (int i = 0; i < n; i++) compile_expr(c, items->items[start + i], false);
+    c->line = e->loc.line;
+    emit_var(c, OP_LIST, n, 1 - n);
+    if (start > 0) emit_op(c, OP_CONCAT);
+  }
+}
+
+static void compile_record(Compiler *c, const Expr *e) {
+  const NodeList *pairs = &e->as.record.names;
+  int n = pairs->count / 2;
+  if (n > MAX_ARGS) {
+    error_at(c, e->loc, "a record literal has at most %d fields", MAX_ARGS);
+    return;
+  }
+  for (int i = 0; i < n; i++) {
+    const char *name = pairs->items[2 * i];
+    for (int j = 0; j < i; j++)
+      if (strcmp(name, pairs->items[2 * j]) == 0) error_at(c, e->loc, "field '%s' is given twice", name);
+    emit_constant(c, OBJ_VAL(intern(c, name)), e->loc);
+    compile_expr(c, pairs->items[2 * i + 1], false);
+  }
+  c->line = e->loc.line;
+  emit_var(c, OP_RECORD, n, 1 - 2 * n);
+}
+
+static void compile_call(Compiler *c, const Expr *e, bool tail) {
+  int argc = e->as.call.args.count;
+  if (argc > MAX_ARGS) {
+    error_at(c, e->loc, "a call has at most %d arguments", MAX_ARGS);
+    return;
+  }
+  const Expr *callee = e->as.call.callee;
+  int global = callee->kind == EXPR_NAME ? global_for(c, callee->as.name) : -1;
+  if (global >= 0) {
+    const GlobalInfo *info = &c->vm->global_info[global];
+    if (info->arity >= 0 && info->arity != argc) {
+      error_at(c, e->loc, "'%s' takes %d argument%s, but %d %s given", info->name->chars, info->arity,
+               info->arity == 1 ? "" : "s", argc, argc == 1 ? "is" : "are");
+    }
+    if (info->builtin && info->builtin->op >= 0 && info->arity == argc) {
+      /* build the primitive action without a call */
+      for (int i = 0; i < argc; i++) compile_expr(c, e->as.call.args.items[i], false);
+      c->line = e->loc.line;
+      emit_var(c, OP_ACTION, (int)(info->builtin - builtin_table), 1 - argc);
+      return;
+    }
+  }
+  compile_expr(c, callee, false);
+  for (int i = 0; i < argc; i++) compile_expr(c, e->as.call.args.items[i], false);
+  c->line = e->loc.line;
+  emit_var(c, tail ? OP_TAIL_CALL : OP_CALL, argc, -argc);
+}
+
+static void compile_expr(Compiler *c, const Expr *e, bool tail) {
+  c->line = e->loc.line;
+  switch (e->kind) {
+    case EXPR_INT: emit_constant(c, INT_VAL(e->as.integer), e->loc); return;
+    case EXPR_FLOAT: emit_constant(c, FLOAT_VAL(e->as.number), e->loc); return;
+    case EXPR_DURATION: emit_constant(c, DURATION_VAL(e->as.integer), e->loc); return;
+    case EXPR_STRING:
+      emit_constant(c, OBJ_VAL(obj_string(c->vm, e->as.string.chars, e->as.string.length)), e->loc);
+      return;
+    case EXPR_BOOL: emit_op(c, e->as.boolean ? OP_TRUE : OP_FALSE); return;
+    case EXPR_UNIT: emit_op(c, OP_UNIT); return;
+    case EXPR_NONE: emit_op(c, OP_NONE); return;
+    case EXPR_NAME: compile_name(c, e->as.name, e->loc); return;
+    case EXPR_LIST: compile_list(c, e); return;
+    case EXPR_RECORD: compile_record(c, e); return;
+    case EXPR_CALL: compile_call(c, e, tail); return;
+    case EXPR_FIELD:
+      compile_expr(c, e->as.field.object, false);
+      c->line = e->loc.line;
+      emit_u16(c, OP_FIELD, make_constant(c, OBJ_VAL(intern(c, e->as.field.name)), e->loc));
+      return;
+    case EXPR_INDEX:
+      compile_expr(c, e->as.index.object, false);
+      compile_expr(c, e->as.index.index, false);
+      c->line = e->loc.line;
+      emit_op(c, OP_INDEX);
+      return;
+    case EXPR_UNARY:
+      if (e->as.binary.op == UN_NEG && fold_negation(c, e->as.binary.left)) return;
+      compile_expr(c, e->as.binary.left, false);
+      c->line = e->loc.line;
+      emit_op(c, e->as.binary.op == UN_NEG ? OP_NEG : OP_NOT);
+      return;
+    case EXPR_BINARY:
+      compile_expr(c, e->as.binary.left, false);
+      compile_expr(c, e->as.binary.right, false);
+      c->line = e->loc.line;
+      emit_op(c, binary_ops[e->as.binary.op]);
+      return;
+    case EXPR_AND:
+    case EXPR_OR: {
+      /* a && b  is  if a then b else false;  a || b  is  if a then true else b */
+      compile_expr(c, e->as.then.left, false);
+      int to_else = emit_jump(c, OP_JUMP_IF_FALSE);
+      if (e->kind == EXPR_AND) compile_expr(c, e->as.then.right, false);
+      else emit_op(c, OP_TRUE);
+      int to_end = emit_jump(c, OP_JUMP);
+      patch_jump(c, to_else, e->loc);
+      adjust_depth(c, -1);
+      if (e->kind == EXPR_AND) emit_op(c, OP_FALSE);
+      else compile_expr(c, e->as.then.right, false);
+      patch_jump(c, to_end, e->loc);
+      return;
+    }
+    case EXPR_IF: {
+      compile_expr(c, e->as.if_.cond, false);
+      int to_else = emit_jump(c, OP_JUMP_IF_FALSE);
+      compile_expr(c, e->as.if_.then, tail);
+      int to_end = emit_jump(c, OP_JUMP);
+      patch_jump(c, to_else, e->loc);
+      adjust_depth(c, -1);
+      compile_expr(c, e->as.if_.otherwise, tail);
+      patch_jump(c, to_end, e->loc);
+      return;
+    }
+    case EXPR_LET: {
+      int base = c->fn->local_count;
+      compile_expr(c, e->as.let.value, false);
+      declare_local(c, e->as.let.name, e->as.let.name_loc);
+      compile_expr(c, e->as.let.body, tail);
+      end_scope(c, base);
+      return;
+    }
+    case EXPR_LAMBDA: compile_lambda(c, e, e->as.lambda.name); return;
+    case EXPR_BLOCK:
+    case EXPR_THEN:
+    case EXPR_BIND:
+      compile_action(c, e);
+      return;
+    case EXPR_RETURN: {
+      compile_expr(c, e->as.ret, false);
+      c->line = e->loc.line;
+      const Builtin *pure = builtin_find("pure");
+      emit_var(c, OP_ACTION, (int)(pure - builtin_table), 0);
+      return;
+    }
+  }
+}
+
+/* ---- modules ---- */
+
+ObjClosure *compile_module(VM *vm, const Source *source, const Module *module, Diag *diag) {
+  Compiler c = {vm, diag, source, NULL, 1};
+  int errors_before = diag->errors;
+  FnState script;
+  begin_fn(&c, &script, PROTO_BLOCK, "<top level>", (Loc){1, 1});
+
+  /* Declare every top-level name first, so definitions may refer to each other. */
+  int *slots = xrealloc(NULL, (size_t)(module->decls.count + 1) * sizeof(int));
+  for (int i = 0; i < module->decls.count; i++) {
+    const Decl *d = module->decls.items[i];
+    slots[i] = -1;
+    if (d->kind == DECL_IMPORT) continue;
+    ObjString *name = intern(&c, d->name);
+    int existing = vm_find_global(vm, name);
+    if (existing >= 0 && vm->global_info[existing].builtin) {
+      error_at(&c, d->loc, "'%s' is a builtin and cannot be redefined", d->name);
+      continue;
+    }
+    bool duplicate = false;
+    for (int j = 0; j < i; j++) {
+      const Decl *other = module->decls.items[j];
+      if (slots[j] >= 0 && strcmp(other->name, d->name) == 0) {
+        error_at(&c, d->loc, "'%s' is already defined on line %d", d->name, other->loc.line);
+        duplicate = true;
+      }
+    }
+    if (duplicate) continue;
+    int arity = d->kind == DECL_FN ? d->expr->as.lambda.params.count : -1;
+    slots[i] = vm_declare_global(vm, name, arity, source->path, d->loc.line);
+  }
+  /* Functions are defined before any value is computed. */
+  for (int pass = 0; pass < 2; pass++) {
+    for (int i = 0; i < module->decls.count; i++) {
+      const Decl *d = module->decls.items[i];
+      if (slots[i] < 0 || (d->kind == DECL_FN) != (pass == 0)) continue;
+      c.line = d->loc.line;
+      if (d->kind == DECL_FN) compile_lambda(&c, d->expr, d->name);
+      else compile_expr(&c, d->expr, false);
+      emit_u16(&c, OP_DEFINE_GLOBAL, slots[i]);
+    }
+  }
+  free(slots);
+  emit_op(&c, OP_UNIT);
+  emit_var(&c, OP_RETURN, 0, -1);
+  end_fn(&c, &script, (Loc){1, 1});
+  if (diag->errors != errors_before) return NULL;
+  ObjClosure *closure = obj_closure(vm, script.proto, 0);
+  return closure;
+}

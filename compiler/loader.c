@@ -1,0 +1,194 @@
+/* Files, imports and the boot action. Imports are resolved relative to the
+ * importing file; each file is loaded once, and an import cycle is an error. */
+#include "loader.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lang/parse.h"
+#include "compiler.h"
+
+extern const char prelude_source[];
+extern const unsigned long prelude_length;
+
+#define MAX_IMPORT_DEPTH 64
+
+static void write_diag(void *user, const char *text, size_t length) {
+  VM *vm = user;
+  if (vm->config.write_error) vm->config.write_error(vm->config.user, text, length);
+}
+
+/* A canonical name for a file, for "already loaded" checks. */
+static char *canonical(const char *path) {
+  char resolved[PATH_MAX];
+  const char *name = realpath(path, resolved) ? resolved : path;
+  char *copy = xrealloc(NULL, strlen(name) + 1);
+  strcpy(copy, name);
+  return copy;
+}
+
+static int module_index(VM *vm, const char *key) {
+  for (int i = 0; i < vm->module_inits.count; i++)
+    if (vm->module_paths[i] && strcmp(vm->module_paths[i], key) == 0) return i;
+  return -1;
+}
+
+static void add_module(VM *vm, ObjClosure *init, char *key) {
+  int index = vm->module_inits.count;
+  value_array_push(&vm->module_inits, OBJ_VAL(init));
+  vm->module_paths = xrealloc(vm->module_paths, (size_t)vm->module_inits.count * sizeof(char *));
+  vm->module_paths[index] = key;
+}
+
+/* The path of `import "name"` written in `from`: relative to its directory. */
+static char *import_path(const char *from, const char *name) {
+  const char *slash = strrchr(from, '/');
+  size_t dir = (name[0] == '/' || !slash) ? 0 : (size_t)(slash - from) + 1;
+  char *path = xrealloc(NULL, dir + strlen(name) + 1);
+  memcpy(path, from, dir);
+  strcpy(path + dir, name);
+  return path;
+}
+
+typedef struct Loading {
+  const char *key;
+  const struct Loading *outer;
+} Loading;
+
+static SimStatus load_source(VM *vm, Source *source, char *key, const Loading *outer, int depth, Diag *diag);
+
+static SimStatus load_import(VM *vm, const Source *from, const Decl *decl, const Loading *loading, int depth,
+                             Diag *diag) {
+  char *path = import_path(from->path, decl->name);
+  char *key = canonical(path);
+  for (const Loading *l = loading; l; l = l->outer) {
+    if (strcmp(l->key, key) == 0) {
+      diag_error(diag, from, decl->loc.line, decl->loc.col, "import cycle: '%s' is already being loaded", path);
+      free(path);
+      free(key);
+      return SIM_COMPILE_ERROR;
+    }
+  }
+  if (module_index(vm, key) >= 0) {
+    free(path);
+    free(key);
+    return SIM_OK;
+  }
+  if (depth >= MAX_IMPORT_DEPTH) {
+    diag_error(diag, from, decl->loc.line, decl->loc.col, "imports nested more than %d deep", MAX_IMPORT_DEPTH);
+    free(path);
+    free(key);
+    return SIM_COMPILE_ERROR;
+  }
+  char err[512];
+  Source *source = source_read(path, err, sizeof err);
+  free(path);
+  if (!source) {
+    diag_error(diag, from, decl->loc.line, decl->loc.col, "cannot import: %s", err);
+    free(key);
+    return SIM_COMPILE_ERROR;
+  }
+  return load_source(vm, source, key, loading, depth + 1, diag);
+}
+
+/* Parse, load imports, compile. Takes ownership of source and key. */
+static SimStatus load_source(VM *vm, Source *source, char *key, const Loading *outer, int depth, Diag *diag) {
+  source->next = vm->sources;
+  vm->sources = source;
+  Loading loading = {key, outer};
+  Module module;
+  bool parsed = parse_source(source, diag, &module);
+  SimStatus status = parsed ? SIM_OK : SIM_COMPILE_ERROR;
+  for (int i = 0; parsed && i < module.decls.count; i++) {
+    const Decl *decl = module.decls.items[i];
+    if (decl->kind != DECL_IMPORT) continue;
+    if (load_import(vm, source, decl, &loading, depth, diag) != SIM_OK) status = SIM_COMPILE_ERROR;
+  }
+  if (status == SIM_OK) {
+    vm->gc_paused++;
+    ObjClosure *init = compile_module(vm, source, &module, diag);
+    vm->gc_paused--;
+    if (init) add_module(vm, init, key);
+    else status = SIM_COMPILE_ERROR;
+  }
+  if (status != SIM_OK) free(key);
+  ast_free(&module);
+  return status;
+}
+
+static SimStatus load_top(VM *vm, Source *source, char *key) {
+  Diag diag = {write_diag, vm, 0};
+  SimStatus status = load_source(vm, source, key, NULL, 0, &diag);
+  if (diag.errors > DIAG_MAX_ERRORS) vm_report(vm, "%d errors in all; only the first %d are shown\n", diag.errors, DIAG_MAX_ERRORS);
+  return status;
+}
+
+SimStatus loader_load_prelude(VM *vm) {
+  Source *source = source_from_memory("stdlib/prelude.sim", prelude_source, prelude_length);
+  if (!source) return SIM_USAGE;
+  char *key = xrealloc(NULL, sizeof "<prelude>");
+  strcpy(key, "<prelude>");
+  return load_top(vm, source, key);
+}
+
+SimStatus vm_load_file(VM *vm, const char *path) {
+  char err[512];
+  Source *source = source_read(path, err, sizeof err);
+  if (!source) {
+    vm_report(vm, "simvm: %s\n", err);
+    return SIM_USAGE;
+  }
+  return load_top(vm, source, canonical(path));
+}
+
+SimStatus vm_load_source(VM *vm, const char *name, const char *text, size_t length) {
+  Source *source = source_from_memory(name, text, length);
+  if (!source) return SIM_USAGE;
+  char *key = xrealloc(NULL, strlen(name) + 1);
+  strcpy(key, name);
+  return load_top(vm, source, key);
+}
+
+ObjClosure *loader_boot_action(VM *vm) {
+  ObjString *name = obj_cstring(vm, "main");
+  int main_index = vm_find_global(vm, name);
+  if (main_index < 0 || vm->global_info[main_index].builtin) {
+    vm_report(vm, "simvm: error: the program defines no 'main' (write `main = { ... }`)\n");
+    return NULL;
+  }
+  const GlobalInfo *info = &vm->global_info[main_index];
+  if (info->arity > 0) {
+    vm_report(vm, "%s:%d: error: 'main' must take no parameters (read arguments with args())\n", info->file,
+              info->line);
+    return NULL;
+  }
+  ObjProto *proto = obj_proto(vm, PROTO_BLOCK, "<vm>", 0);
+  proto->name = obj_cstring(vm, "<boot>");
+  proto->max_slots = 3;
+  Chunk *chunk = &proto->chunk;
+  for (int i = 0; i < vm->module_inits.count; i++) {
+    int k = chunk_add_constant(chunk, vm->module_inits.values[i]);
+    chunk_write(chunk, OP_CONST, 0);
+    chunk_write(chunk, (uint8_t)(k >> 8), 0);
+    chunk_write(chunk, (uint8_t)k, 0);
+    chunk_write(chunk, OP_BIND, 0);
+    chunk_write(chunk, OP_POP, 0);
+  }
+  chunk_write(chunk, OP_GET_GLOBAL, 0);
+  chunk_write(chunk, (uint8_t)(main_index >> 8), 0);
+  chunk_write(chunk, (uint8_t)main_index, 0);
+  if (info->arity == 0) {
+    chunk_write(chunk, OP_CALL, 0);
+    chunk_write(chunk, 0, 0);
+  }
+  chunk_write(chunk, OP_TAIL_BIND, 0);
+  return obj_closure(vm, proto, 0);
+}
+
+void loader_free(VM *vm) {
+  for (int i = 0; i < vm->module_inits.count; i++) free(vm->module_paths[i]);
+  free(vm->module_paths);
+  vm->module_paths = NULL;
+}

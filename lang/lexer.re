@@ -1,0 +1,284 @@
+/* The re2c lexer. Produces bison tokens (parser.h) with locations, inserts
+ * statement-ending semicolons at line ends (see lexer.h), and reports bad
+ * characters, numbers and strings as diagnostics, returning YYerror so the
+ * parser recovers without a second message. */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parser.h"
+
+void lexer_init(Lexer *lexer, const char *text, unsigned long length) {
+  memset(lexer, 0, sizeof *lexer);
+  lexer->text = text;
+  lexer->cursor = text;
+  lexer->limit = text + length;
+  lexer->line_start = text;
+  lexer->line = 1;
+  lexer->last_token = ';';
+}
+
+#define lex_error(p, line, col, ...) diag_error((p)->diag, (p)->source, (line), (col), __VA_ARGS__)
+
+/* Decode the body of a string literal (between the quotes) into the arena. */
+static bool decode_string(Parser *p, const char *start, const char *end, int line, int col, YYSTYPE *value) {
+  char *out = arena_alloc(p->arena, (size_t)(end - start) + 1);
+  int length = 0;
+  for (const char *s = start; s < end; s++) {
+    if (*s != '\\') {
+      out[length++] = *s;
+      continue;
+    }
+    s++;
+    switch (*s) {
+      case 'n': out[length++] = '\n'; break;
+      case 't': out[length++] = '\t'; break;
+      case 'r': out[length++] = '\r'; break;
+      case '\\': out[length++] = '\\'; break;
+      case '"': out[length++] = '"'; break;
+      case 'x': {
+        int hi = s + 1 < end ? s[1] : 0, lo = s + 2 < end ? s[2] : 0;
+        char hex[3] = {(char)hi, (char)lo, 0};
+        char *stop;
+        long code = strtol(hex, &stop, 16);
+        if (stop != hex + 2 || code == 0) {
+          lex_error(p, line, col + (int)(s - start), "invalid escape '\\x%s' (two hex digits, not 00)", hex);
+          return false;
+        }
+        out[length++] = (char)code;
+        s += 2;
+        break;
+      }
+      default: {
+        char shown[2] = {*s, 0};
+        lex_error(p, line, col + (int)(s - start), "unknown escape '\\%s' in string", shown);
+        return false;
+      }
+    }
+  }
+  out[length] = '\0';
+  value->string.chars = out;
+  value->string.length = length;
+  return true;
+}
+
+/* Parse digits with optional '_' separators; false on overflow. */
+static bool parse_integer(const char *start, const char *end, int64_t *out) {
+  uint64_t n = 0;
+  for (const char *s = start; s < end; s++) {
+    if (*s == '_') continue;
+    int digit = *s - '0';
+    if (n > (uint64_t)(INT64_MAX - digit) / 10) return false;
+    n = n * 10 + (uint64_t)digit;
+  }
+  *out = (int64_t)n;
+  return true;
+}
+
+static double parse_float(const char *start, const char *end) {
+  char text[128];
+  size_t n = 0;
+  for (const char *s = start; s < end && n < sizeof text - 1; s++)
+    if (*s != '_') text[n++] = *s;
+  text[n] = '\0';
+  return strtod(text, NULL);
+}
+
+/* A duration literal: number and unit; exact in nanoseconds or an error. */
+static int lex_duration(Parser *p, const char *start, const char *end, int line, int col, YYSTYPE *value) {
+  const char *unit = end;
+  while (unit > start && ((unit[-1] >= 'a' && unit[-1] <= 'z'))) unit--;
+  int64_t scale = 1;
+  size_t unit_length = (size_t)(end - unit);
+  if (unit_length == 1) scale = 1000000000;
+  else if (unit[0] == 'm') scale = 1000000;
+  else if (unit[0] == 'u') scale = 1000;
+  bool fractional = memchr(start, '.', (size_t)(unit - start)) != NULL;
+  if (!fractional) {
+    int64_t n;
+    if (!parse_integer(start, unit, &n) || n > INT64_MAX / scale) {
+      lex_error(p, line, col, "duration literal is too large for 64-bit nanoseconds");
+      return YYerror;
+    }
+    value->integer = n * scale;
+    return DURATION;
+  }
+  double ns = parse_float(start, unit) * (double)scale;
+  if (!(ns < 9.2e18) || ns != floor(ns)) {
+    lex_error(p, line, col, "duration literal is not a whole number of nanoseconds");
+    return YYerror;
+  }
+  value->integer = (int64_t)ns;
+  return DURATION;
+}
+
+/* The raw scanner: one token, no semicolon insertion. */
+static int lex_raw(Lexer *lx, Parser *p, YYSTYPE *value, YYLTYPE *loc) {
+  lx->newline_before = false;
+  for (;;) {
+    lx->token = lx->cursor;
+    int line = lx->line, col = (int)(lx->token - lx->line_start) + 1;
+    loc->first_line = loc->last_line = line;
+    loc->first_column = loc->last_column = col;
+    /*!re2c
+      re2c:define:YYCTYPE = "unsigned char";
+      re2c:define:YYCURSOR = "lx->cursor";
+      re2c:define:YYMARKER = "lx->marker";
+      re2c:define:YYLIMIT = "lx->limit";
+      re2c:yyfill:enable = 0;
+      re2c:eof = 0;
+
+      digit  = [0-9];
+      digits = digit (digit | "_")*;
+      ident  = [a-zA-Z_] [a-zA-Z0-9_]*;
+      number = digits | digits "." digits ([eE] [+-]? digits)?;
+      unit   = "ns" | "us" | "ms" | "s";
+
+      $ { return YYEOF; }
+
+      "\n" { lx->line++; lx->line_start = lx->cursor; lx->newline_before = true; continue; }
+      [ \t\r]+ { continue; }
+      "--" [^\n\x00]* { continue; }
+
+      "fn"     { return FN; }
+      "if"     { return IF; }
+      "then"   { return THEN; }
+      "else"   { return ELSE; }
+      "let"    { return LET; }
+      "in"     { return IN; }
+      "return" { return RETURN; }
+      "true"   { return TRUE; }
+      "false"  { return FALSE; }
+      "none"   { return NONE; }
+      "import" { return IMPORT; }
+
+      number unit { return lex_duration(p, (const char *)lx->token, (const char *)lx->cursor, line, col, value); }
+      number [a-zA-Z_] [a-zA-Z0-9_]* {
+        lex_error(p, line, col, "invalid number '%.*s' (duration units are ns, us, ms and s)",
+                  (int)(lx->cursor - lx->token), lx->token);
+        return YYerror;
+      }
+      digits {
+        if (!parse_integer(lx->token, lx->cursor, &value->integer)) {
+          lex_error(p, line, col, "integer literal is too large for 64 bits");
+          return YYerror;
+        }
+        return INT;
+      }
+      digits "." digits ([eE] [+-]? digits)? {
+        value->number = parse_float(lx->token, lx->cursor);
+        return FLOAT;
+      }
+
+      ident {
+        value->name = arena_strndup(p->arena, lx->token, (size_t)(lx->cursor - lx->token));
+        return IDENT;
+      }
+
+      ["] ([^"\\\n\x00] | "\\" [^\n\x00])* ["] {
+        if (!decode_string(p, lx->token + 1, lx->cursor - 1, line, col + 1, value)) return YYerror;
+        return STRING;
+      }
+      ["] ([^"\\\n\x00] | "\\" [^\n\x00])* "\\"? {
+        lex_error(p, line, col, "unterminated string (a string must end on the line it starts)");
+        return YYerror;
+      }
+
+      "<-"  { return ARROW; }
+      "=>"  { return FAT_ARROW; }
+      ">>=" { return BIND_OP; }
+      ">>"  { return THEN_OP; }
+      "++"  { return CONCAT; }
+      "=="  { return EQ; }
+      "!="  { return NE; }
+      "<="  { return LE; }
+      ">="  { return GE; }
+      "&&"  { return AND; }
+      "||"  { return OR; }
+      "#{"  { return HASH_BRACE; }
+      [-+*/%<>=!(){}[\],;.:] { return *lx->token; }
+
+      * {
+        unsigned char c = (unsigned char)*lx->token;
+        char shown[16];
+        if (c >= 0x20 && c < 0x7f) snprintf(shown, sizeof shown, "'%c'", c);
+        else snprintf(shown, sizeof shown, "byte 0x%02x", c);
+        lex_error(p, line, col, "unexpected %s", shown);
+        return YYerror;
+      }
+    */
+  }
+}
+
+static bool ends_statement(int kind) {
+  switch (kind) {
+    case IDENT: case INT: case FLOAT: case DURATION: case STRING:
+    case TRUE: case FALSE: case NONE: case ')': case ']': case '}':
+      return true;
+    default:
+      return false;
+  }
+}
+
+static bool continues_expression(int kind) {
+  switch (kind) {
+    case THEN_OP: case BIND_OP: case OR: case AND: case EQ: case NE: case LE: case GE:
+    case CONCAT: case '<': case '>': case '+': case '*': case '/': case '%': case '.':
+    case THEN: case ELSE: case IN: case FAT_ARROW: case ')': case ']': case ',': case '=':
+    case YYEOF:
+      return true;
+    default:
+      return false;
+  }
+}
+
+static void track_brackets(Lexer *lx, int kind) {
+  char open = 0;
+  switch (kind) {
+    case '(': open = '('; break;
+    case '[': open = '['; break;
+    case '{': open = '{'; break;
+    case HASH_BRACE: open = '#'; break;
+    case ')': case ']': case '}':
+      if (lx->depth > 0) lx->depth--;
+      return;
+    default:
+      return;
+  }
+  if (lx->depth < LEXER_MAX_NESTING) lx->brackets[lx->depth] = open;
+  lx->depth++;
+}
+
+static bool in_statement_context(const Lexer *lx) {
+  if (lx->depth == 0) return true;
+  if (lx->depth > LEXER_MAX_NESTING) return false;
+  return lx->brackets[lx->depth - 1] == '{';
+}
+
+int lexer_next(Lexer *lx, Parser *p, YYSTYPE *value, YYLTYPE *loc) {
+  int kind;
+  if (lx->has_peek) {
+    lx->has_peek = false;
+    *value = p->peek_value;
+    *loc = p->peek_loc;
+    kind = lx->peek_kind;
+  } else {
+    kind = lex_raw(lx, p, value, loc);
+    if (lx->newline_before && ends_statement(lx->last_token) && in_statement_context(lx) &&
+        !continues_expression(kind)) {
+      lx->has_peek = true;
+      lx->peek_kind = kind;
+      p->peek_value = *value;
+      p->peek_loc = *loc;
+      lx->last_token = ';';
+      return ';';
+    }
+  }
+  track_brackets(lx, kind);
+  lx->last_token = kind;
+  return kind;
+}

@@ -1,0 +1,19 @@
+#include "parse.h"
+
+#include "parser.h"
+
+int yyparse(Parser *p);
+
+bool parse_source(const Source *source, Diag *diag, Module *module) {
+  Parser parser = {0};
+  module->arena = arena_new();
+  module->decls = (NodeList){0};
+  parser.source = source;
+  parser.diag = diag;
+  parser.arena = module->arena;
+  parser.module = module;
+  lexer_init(&parser.lexer, source->text, source->length);
+  int before = diag->errors;
+  int status = yyparse(&parser);
+  return status == 0 && diag->errors == before;
+}

@@ -1,0 +1,242 @@
+/* The grammar of .sim scripts: a pure (reentrant) LALR(1) parser with
+ * locations and no conflicts. Errors recover at statement and declaration
+ * boundaries, so one run reports several. The language is described in
+ * docs/LANGUAGE.md. */
+%require "3.6"
+%define api.pure full
+%define parse.error detailed
+%define parse.lac full
+%locations
+%expect 0
+%param {Parser *p}
+
+%code requires {
+#include "ast.h"
+#include "diag.h"
+#include "lexer.h"
+#include "source.h"
+typedef struct Parser Parser;
+}
+
+%union {
+  int64_t integer;
+  double number;
+  struct { char *chars; int length; } string;
+  char *name;
+  Expr *expr;
+  Stmt *stmt;
+  Decl *decl;
+  NodeList list;
+}
+
+%code provides {
+/* Everything one parse needs; the parse result lands in `module`. */
+struct Parser {
+  Lexer lexer;
+  const Source *source;
+  Diag *diag;
+  Arena *arena;
+  Module *module;
+  YYSTYPE peek_value;       /* the token behind an inserted ';' */
+  YYLTYPE peek_loc;
+};
+
+/* The lexer (lang/lexer.re): the next token, with semicolon insertion. */
+int lexer_next(Lexer *lexer, Parser *p, YYSTYPE *value, YYLTYPE *loc);
+}
+
+%code {
+static int yylex(YYSTYPE *value, YYLTYPE *loc, Parser *p) { return lexer_next(&p->lexer, p, value, loc); }
+
+static void yyerror(YYLTYPE *loc, Parser *p, const char *message) {
+  diag_error(p->diag, p->source, loc->first_line, loc->first_column, "%s", message);
+}
+
+#define LOC(l) ((Loc){(l).first_line, (l).first_column})
+#define NEW(kind, l) ast_expr(p->arena, (kind), LOC(l))
+
+static Expr *binary(Parser *p, Operator op, Expr *left, Expr *right, YYLTYPE l) {
+  Expr *e = NEW(EXPR_BINARY, l);
+  e->as.binary.op = op;
+  e->as.binary.left = left;
+  e->as.binary.right = right;
+  return e;
+}
+
+static Expr *pair(Parser *p, ExprKind kind, Expr *left, Expr *right, YYLTYPE l) {
+  Expr *e = NEW(kind, l);
+  e->as.then.left = left;
+  e->as.then.right = right;
+  return e;
+}
+
+static Expr *lambda(Parser *p, NodeList params, Expr *body, const char *name, YYLTYPE l) {
+  Expr *e = NEW(EXPR_LAMBDA, l);
+  e->as.lambda.params = params;
+  e->as.lambda.body = body;
+  e->as.lambda.name = name;
+  return e;
+}
+}
+
+%token <integer> INT "integer" DURATION "duration"
+%token <number> FLOAT "float"
+%token <string> STRING "string"
+%token <name> IDENT "name"
+%token FN "fn" IF "if" THEN "then" ELSE "else" LET "let" IN "in" RETURN "return"
+%token TRUE "true" FALSE "false" NONE "none" IMPORT "import"
+%token ARROW "<-" FAT_ARROW "=>" THEN_OP ">>" BIND_OP ">>=" CONCAT "++"
+%token EQ "==" NE "!=" LE "<=" GE ">=" AND "&&" OR "||" HASH_BRACE "#{"
+
+%type <expr> expr postfix primary block
+%type <stmt> stmt
+%type <decl> decl
+%type <list> stmt_seq stmt_list params param_list args arg_list fields field_list
+
+%precedence BODY
+%left THEN_OP BIND_OP
+%left OR
+%left AND
+%nonassoc EQ NE '<' LE '>' GE
+%right CONCAT
+%left '+' '-'
+%left '*' '/' '%'
+%precedence UNARY
+
+%%
+
+program
+  : decl_seq
+  ;
+
+decl_seq
+  : %empty
+  | decl_list
+  | decl_list ';'
+  ;
+
+decl_list
+  : decl                  { if ($1) node_list_push(p->arena, &p->module->decls, $1); }
+  | decl_list ';' decl    { if ($3) node_list_push(p->arena, &p->module->decls, $3); }
+  ;
+
+decl
+  : IMPORT STRING                        { $$ = ast_decl(p->arena, DECL_IMPORT, LOC(@1), $2.chars, NULL); }
+  | FN IDENT '(' params ')' '=' expr     { $$ = ast_decl(p->arena, DECL_FN, LOC(@2), $2, lambda(p, $4, $7, $2, @1)); }
+  | FN IDENT '(' params ')' block        { $$ = ast_decl(p->arena, DECL_FN, LOC(@2), $2, lambda(p, $4, $6, $2, @1)); }
+  | IDENT '=' expr                       { $$ = ast_decl(p->arena, DECL_VALUE, LOC(@1), $1, $3); }
+  | error                                { $$ = NULL; }
+  ;
+
+params
+  : %empty                 { $$ = (NodeList){0}; }
+  | param_list
+  ;
+
+param_list
+  : IDENT                  { $$ = (NodeList){0}; node_list_push(p->arena, &$$, $1); }
+  | param_list ',' IDENT   { $$ = $1; node_list_push(p->arena, &$$, $3); }
+  ;
+
+block
+  : '{' stmt_seq '}'       { $$ = NEW(EXPR_BLOCK, @1); $$->as.block = $2; }
+  ;
+
+stmt_seq
+  : %empty                 { $$ = (NodeList){0}; }
+  | stmt_list
+  | stmt_list ';'
+  ;
+
+stmt_list
+  : stmt                   { $$ = (NodeList){0}; if ($1) node_list_push(p->arena, &$$, $1); }
+  | stmt_list ';' stmt     { $$ = $1; if ($3) node_list_push(p->arena, &$$, $3); }
+  ;
+
+stmt
+  : IDENT ARROW expr       { $$ = ast_stmt(p->arena, STMT_BIND, LOC(@1), $1, $3); }
+  | LET IDENT '=' expr     { $$ = ast_stmt(p->arena, STMT_LET, LOC(@2), $2, $4); }
+  | expr                   { $$ = ast_stmt(p->arena, STMT_EXPR, LOC(@1), NULL, $1); }
+  | error                  { $$ = NULL; }
+  ;
+
+expr
+  : expr THEN_OP expr      { $$ = pair(p, EXPR_THEN, $1, $3, @2); }
+  | expr BIND_OP expr      { $$ = pair(p, EXPR_BIND, $1, $3, @2); }
+  | expr OR expr           { $$ = pair(p, EXPR_OR, $1, $3, @2); }
+  | expr AND expr          { $$ = pair(p, EXPR_AND, $1, $3, @2); }
+  | expr EQ expr           { $$ = binary(p, BIN_EQ, $1, $3, @2); }
+  | expr NE expr           { $$ = binary(p, BIN_NE, $1, $3, @2); }
+  | expr '<' expr          { $$ = binary(p, BIN_LT, $1, $3, @2); }
+  | expr LE expr           { $$ = binary(p, BIN_LE, $1, $3, @2); }
+  | expr '>' expr          { $$ = binary(p, BIN_GT, $1, $3, @2); }
+  | expr GE expr           { $$ = binary(p, BIN_GE, $1, $3, @2); }
+  | expr CONCAT expr       { $$ = binary(p, BIN_CONCAT, $1, $3, @2); }
+  | expr '+' expr          { $$ = binary(p, BIN_ADD, $1, $3, @2); }
+  | expr '-' expr          { $$ = binary(p, BIN_SUB, $1, $3, @2); }
+  | expr '*' expr          { $$ = binary(p, BIN_MUL, $1, $3, @2); }
+  | expr '/' expr          { $$ = binary(p, BIN_DIV, $1, $3, @2); }
+  | expr '%' expr          { $$ = binary(p, BIN_MOD, $1, $3, @2); }
+  | '-' expr %prec UNARY   { $$ = binary(p, UN_NEG, $2, NULL, @1); $$->kind = EXPR_UNARY; }
+  | '!' expr %prec UNARY   { $$ = binary(p, UN_NOT, $2, NULL, @1); $$->kind = EXPR_UNARY; }
+  | IF expr THEN expr ELSE expr %prec BODY {
+      $$ = NEW(EXPR_IF, @1);
+      $$->as.if_.cond = $2; $$->as.if_.then = $4; $$->as.if_.otherwise = $6;
+    }
+  | LET IDENT '=' expr IN expr %prec BODY {
+      $$ = NEW(EXPR_LET, @1);
+      $$->as.let.name = $2; $$->as.let.name_loc = LOC(@2); $$->as.let.value = $4; $$->as.let.body = $6;
+    }
+  | FN '(' params ')' FAT_ARROW expr %prec BODY { $$ = lambda(p, $3, $6, NULL, @1); }
+  | FN '(' params ')' block                     { $$ = lambda(p, $3, $5, NULL, @1); }
+  | RETURN expr %prec BODY { $$ = NEW(EXPR_RETURN, @1); $$->as.ret = $2; }
+  | postfix
+  ;
+
+postfix
+  : primary
+  | postfix '(' args ')'   { $$ = NEW(EXPR_CALL, @2); $$->as.call.callee = $1; $$->as.call.args = $3; }
+  | postfix '[' expr ']'   { $$ = NEW(EXPR_INDEX, @2); $$->as.index.object = $1; $$->as.index.index = $3; }
+  | postfix '.' IDENT      { $$ = NEW(EXPR_FIELD, @3); $$->as.field.object = $1; $$->as.field.name = $3; }
+  ;
+
+primary
+  : INT                    { $$ = NEW(EXPR_INT, @1); $$->as.integer = $1; }
+  | FLOAT                  { $$ = NEW(EXPR_FLOAT, @1); $$->as.number = $1; }
+  | DURATION               { $$ = NEW(EXPR_DURATION, @1); $$->as.integer = $1; }
+  | STRING                 { $$ = NEW(EXPR_STRING, @1); $$->as.string.chars = $1.chars; $$->as.string.length = $1.length; }
+  | TRUE                   { $$ = NEW(EXPR_BOOL, @1); $$->as.boolean = true; }
+  | FALSE                  { $$ = NEW(EXPR_BOOL, @1); $$->as.boolean = false; }
+  | NONE                   { $$ = NEW(EXPR_NONE, @1); }
+  | '(' ')'                { $$ = NEW(EXPR_UNIT, @1); }
+  | IDENT                  { $$ = NEW(EXPR_NAME, @1); $$->as.name = $1; }
+  | '(' expr ')'           { $$ = $2; }
+  | '[' args ']'           { $$ = NEW(EXPR_LIST, @1); $$->as.items = $2; }
+  | HASH_BRACE fields '}'  { $$ = NEW(EXPR_RECORD, @1); $$->as.record.names = $2; }
+  | block
+  ;
+
+args
+  : %empty                 { $$ = (NodeList){0}; }
+  | arg_list
+  | arg_list ','
+  ;
+
+arg_list
+  : expr                   { $$ = (NodeList){0}; node_list_push(p->arena, &$$, $1); }
+  | arg_list ',' expr      { $$ = $1; node_list_push(p->arena, &$$, $3); }
+  ;
+
+/* A record's names and values alternate in one list until the action splits them. */
+fields
+  : %empty                 { $$ = (NodeList){0}; }
+  | field_list
+  | field_list ','
+  ;
+
+field_list
+  : IDENT ':' expr                 { $$ = (NodeList){0}; node_list_push(p->arena, &$$, $1); node_list_push(p->arena, &$$, $3); }
+  | field_list ',' IDENT ':' expr  { $$ = $1; node_list_push(p->arena, &$$, $3); node_list_push(p->arena, &$$, $5); }
+  ;
+
+%%

@@ -1,0 +1,804 @@
+/* The dispatch loop. Computed goto where GCC/Clang allow it, a switch
+ * otherwise (or when built with -DSIMVM_SWITCH_DISPATCH; the tests run both).
+ *
+ * ip, the frame and its slots are hoisted into locals; STORE_FRAME() writes
+ * ip back before anything that can switch threads, grow a stack, raise or
+ * collect, and LOAD_FRAME() reloads after. The stack pointer lives in the
+ * thread (thread->sp), so the collector always sees the exact stack. */
+#include "interp.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "builtins.h"
+#include "sched.h"
+
+/* ---- errors and exceptions ---- */
+
+static int frame_line(const CallFrame *frame) {
+  const Chunk *chunk = &frame->closure->proto->chunk;
+  int offset = (int)(frame->ip - chunk->code) - 1;
+  if (offset < 0) offset = 0;
+  return chunk->count ? chunk->lines[offset] : 0;
+}
+
+/* A runtime-error exception carrying vm->error, where it happened and the stack trace. */
+static Value error_exception(VM *vm, ObjThread *thread) {
+  ObjException *exc = obj_exception(vm, EXC_ERROR, NULL);
+  gc_push_root(vm, OBJ_VAL(exc));
+  exc->message = obj_cstring(vm, vm->error);
+  Buffer trace;
+  buf_init(&trace);
+  for (int i = thread->frame_count - 1; i >= 0; i--) {
+    const CallFrame *frame = &thread->frames[i];
+    const ObjProto *proto = frame->closure->proto;
+    if (proto->kind == PROTO_INTERNAL || proto->line == 0) continue; /* the VM's own code */
+    int line = frame_line(frame);
+    if (!exc->where) exc->where = obj_stringf(vm, "%s:%d", proto->file, line);
+    buf_printf(&trace, "  at %s:%d in %s\n", proto->file, line, proto->name ? proto->name->chars : "?");
+  }
+  if (trace.length) exc->trace = obj_string(vm, trace.data, (int)trace.length);
+  buf_free(&trace);
+  gc_pop_root(vm);
+  vm->has_error = false;
+  return OBJ_VAL(exc);
+}
+
+/* The thread ends with an exception nobody caught. */
+static void thread_died(VM *vm, ObjThread *thread, Value exc) {
+  char name[128];
+  thread_name(thread, name, sizeof name);
+  Buffer text;
+  buf_init(&text);
+  value_show(&text, exc, true);
+  vm_trace(vm, thread, "died: %s", text.data);
+  Buffer when;
+  buf_init(&when);
+  duration_show(&when, vm->now);
+  if (IS_EXCEPTION(exc) && AS_EXCEPTION(exc)->kind == EXC_ERROR) {
+    ObjException *e = AS_EXCEPTION(exc);
+    vm_report(vm, "%s: runtime error: %s\n  in thread %s at simulated time %s\n%s",
+              e->where ? e->where->chars : "?", e->message->chars, name, when.data,
+              e->trace ? e->trace->chars : "");
+  } else if (thread == vm->main_thread) {
+    vm_report(vm, "simvm: uncaught exception %s in thread %s at simulated time %s\n", text.data, name, when.data);
+  }
+  buf_free(&text);
+  buf_free(&when);
+  thread_release(vm, thread);
+}
+
+/* Unwind `thread` to the innermost frame with a handler it has not entered
+ * yet, and start that handler with the exception pushed. False when no
+ * frame handles it: the thread has died. */
+static bool unwind(VM *vm, ObjThread *thread, Value exc) {
+  while (thread->frame_count > 0) {
+    CallFrame *frame = &thread->frames[thread->frame_count - 1];
+    ObjProto *proto = frame->closure->proto;
+    if (proto->handler >= 0 && frame->ip <= proto->chunk.code + proto->handler) {
+      thread->sp = frame->slots + proto->handler_depth;
+      *thread->sp++ = exc;
+      frame->ip = proto->chunk.code + proto->handler;
+      return true;
+    }
+    thread->frame_count--;
+  }
+  thread_died(vm, thread, exc);
+  return false;
+}
+
+static Value take_pending(ObjThread *thread) {
+  Value exc = thread->pending[0];
+  thread->pending_count--;
+  memmove(thread->pending, thread->pending + 1, (size_t)thread->pending_count * sizeof(Value));
+  return exc;
+}
+
+/* ---- arithmetic ---- */
+
+#define NUMERIC(v) (IS_INT(v) || IS_FLOAT(v))
+#define TO_DOUBLE(v) (IS_INT(v) ? (double)AS_INT(v) : AS_FLOAT(v))
+
+static bool type_error(VM *vm, const char *verb, Value a, Value b) {
+  rt_error(vm, "cannot %s %s and %s", verb, value_type_name(a), value_type_name(b));
+  return false;
+}
+
+static bool arith(VM *vm, OpCode op, Value a, Value b, Value *out) {
+  int64_t r;
+  if (IS_INT(a) && IS_INT(b)) {
+    int64_t x = AS_INT(a), y = AS_INT(b);
+    switch (op) {
+      case OP_ADD: if (__builtin_add_overflow(x, y, &r)) goto overflow; break;
+      case OP_SUB: if (__builtin_sub_overflow(x, y, &r)) goto overflow; break;
+      case OP_MUL: if (__builtin_mul_overflow(x, y, &r)) goto overflow; break;
+      case OP_DIV:
+      case OP_MOD:
+        if (y == 0) { rt_error(vm, "division by zero"); return false; }
+        if (x == INT64_MIN && y == -1) goto overflow;
+        r = op == OP_DIV ? x / y : x % y;
+        break;
+      default: return false;
+    }
+    *out = INT_VAL(r);
+    return true;
+  }
+  if (NUMERIC(a) && NUMERIC(b)) {
+    double x = TO_DOUBLE(a), y = TO_DOUBLE(b);
+    switch (op) {
+      case OP_ADD: *out = FLOAT_VAL(x + y); break;
+      case OP_SUB: *out = FLOAT_VAL(x - y); break;
+      case OP_MUL: *out = FLOAT_VAL(x * y); break;
+      case OP_DIV: *out = FLOAT_VAL(x / y); break;
+      case OP_MOD: *out = FLOAT_VAL(fmod(x, y)); break;
+      default: return false;
+    }
+    return true;
+  }
+  /* durations: d+d, d-d, n*d, d*n, d/n, d/d (an int), d%d */
+  if (IS_DURATION(a) && IS_DURATION(b)) {
+    int64_t x = AS_DURATION(a), y = AS_DURATION(b);
+    switch (op) {
+      case OP_ADD: if (__builtin_add_overflow(x, y, &r)) goto overflow; *out = DURATION_VAL(r); return true;
+      case OP_SUB: if (__builtin_sub_overflow(x, y, &r)) goto overflow; *out = DURATION_VAL(r); return true;
+      case OP_DIV:
+      case OP_MOD:
+        if (y == 0) { rt_error(vm, "division by a zero duration"); return false; }
+        if (x == INT64_MIN && y == -1) goto overflow;
+        *out = op == OP_DIV ? INT_VAL(x / y) : DURATION_VAL(x % y);
+        return true;
+      default: break;
+    }
+  } else if (op == OP_MUL && ((IS_INT(a) && IS_DURATION(b)) || (IS_DURATION(a) && IS_INT(b)))) {
+    if (__builtin_mul_overflow(AS_INT(a), AS_INT(b), &r)) goto overflow;
+    *out = DURATION_VAL(r);
+    return true;
+  } else if (op == OP_DIV && IS_DURATION(a) && IS_INT(b)) {
+    if (AS_INT(b) == 0) { rt_error(vm, "division by zero"); return false; }
+    if (AS_INT(a) == INT64_MIN && AS_INT(b) == -1) goto overflow;
+    *out = DURATION_VAL(AS_INT(a) / AS_INT(b));
+    return true;
+  }
+  {
+    static const char *verbs[] = {[OP_ADD] = "add", [OP_SUB] = "subtract", [OP_MUL] = "multiply",
+                                  [OP_DIV] = "divide", [OP_MOD] = "take the remainder of"};
+    if (op == OP_ADD && (IS_STRING(a) || IS_STRING(b))) {
+      rt_error(vm, "cannot add %s and %s (join strings with ++, convert with show)", value_type_name(a),
+               value_type_name(b));
+      return false;
+    }
+    return type_error(vm, verbs[op], a, b);
+  }
+overflow:
+  rt_error(vm, "%s overflow in %s", IS_DURATION(a) || IS_DURATION(b) ? "duration" : "integer",
+           op == OP_ADD ? "addition" : op == OP_SUB ? "subtraction" : op == OP_MUL ? "multiplication" : "division");
+  return false;
+}
+
+/* -1, 0, 1 into *order; false (error set) when the values are not ordered. */
+static bool compare(VM *vm, Value a, Value b, int *order) {
+  if (IS_INT(a) && IS_INT(b)) {
+    *order = (AS_INT(a) > AS_INT(b)) - (AS_INT(a) < AS_INT(b));
+  } else if (NUMERIC(a) && NUMERIC(b)) {
+    double x = TO_DOUBLE(a), y = TO_DOUBLE(b);
+    *order = (x > y) - (x < y);
+  } else if (IS_DURATION(a) && IS_DURATION(b)) {
+    *order = (AS_INT(a) > AS_INT(b)) - (AS_INT(a) < AS_INT(b));
+  } else if (IS_STRING(a) && IS_STRING(b)) {
+    ObjString *x = AS_STRING(a), *y = AS_STRING(b);
+    int n = x->length < y->length ? x->length : y->length;
+    int c = memcmp(x->chars, y->chars, (size_t)n);
+    *order = c ? (c > 0) - (c < 0) : (x->length > y->length) - (x->length < y->length);
+  } else {
+    return type_error(vm, "compare", a, b);
+  }
+  return true;
+}
+
+/* a ++ b for strings and lists; the result replaces nothing (caller pops). */
+static bool concat(VM *vm, Value a, Value b, Value *out) {
+  if (IS_STRING(a) && IS_STRING(b)) {
+    ObjString *x = AS_STRING(a), *y = AS_STRING(b);
+    size_t length = (size_t)x->length + (size_t)y->length;
+    if (length > INT32_MAX) {
+      rt_error(vm, "string too long");
+      return false;
+    }
+    char *text = xrealloc(NULL, length + 1);
+    memcpy(text, x->chars, (size_t)x->length);
+    memcpy(text + x->length, y->chars, (size_t)y->length);
+    *out = OBJ_VAL(obj_string(vm, text, (int)length));
+    free(text);
+    return true;
+  }
+  if (IS_LIST(a) && IS_LIST(b)) {
+    if (IS_NIL(a)) {
+      *out = b;
+      return true;
+    }
+    /* copy a's cells, in order, onto b: build the copy front to back */
+    ObjCons *first = obj_cons(vm, AS_CONS(a)->head, b);
+    gc_push_root(vm, OBJ_VAL(first));
+    ObjCons *last = first;
+    for (Value v = AS_CONS(a)->tail; IS_CONS(v); v = AS_CONS(v)->tail) {
+      ObjCons *cell = obj_cons(vm, AS_CONS(v)->head, b);
+      last->tail = OBJ_VAL(cell);
+      last = cell;
+    }
+    gc_pop_root(vm);
+    *out = OBJ_VAL(first);
+    return true;
+  }
+  if (IS_STRING(a) || IS_STRING(b)) {
+    rt_error(vm, "cannot concatenate %s and %s (convert with show)", value_type_name(a), value_type_name(b));
+    return false;
+  }
+  return type_error(vm, "concatenate", a, b);
+}
+
+static bool get_field(VM *vm, Value object, ObjString *name, Value *out) {
+  if (!IS_RECORD(object)) {
+    rt_error(vm, "cannot read field '%s' of %s", name->chars, value_type_name(object));
+    return false;
+  }
+  ObjRecord *record = AS_RECORD(object);
+  for (int i = 0; i < record->count; i++) {
+    if (record->fields[i].name == name) {
+      *out = record->fields[i].value;
+      return true;
+    }
+  }
+  rt_error(vm, "record has no field '%s'", name->chars);
+  return false;
+}
+
+static bool get_index(VM *vm, Value object, Value index, Value *out) {
+  if (IS_LIST(object)) {
+    if (!IS_INT(index)) {
+      rt_error(vm, "a list index must be an int, not %s", value_type_name(index));
+      return false;
+    }
+    int64_t i = AS_INT(index), n = 0;
+    for (Value v = object; IS_CONS(v); v = AS_CONS(v)->tail, n++) {
+      if (n == i) {
+        *out = AS_CONS(v)->head;
+        return true;
+      }
+    }
+    rt_error(vm, "list index %" PRId64 " out of range (length %" PRId64 ")", i, n);
+    return false;
+  }
+  if (IS_RECORD(object) && IS_STRING(index)) return get_field(vm, object, AS_STRING(index), out);
+  rt_error(vm, "cannot index %s with %s", value_type_name(object), value_type_name(index));
+  return false;
+}
+
+static void emit_say(VM *vm, ObjThread *thread, Value what) {
+  Buffer text;
+  buf_init(&text);
+  value_show(&text, what, false);
+  if (vm->config.write_say) {
+    buf_append(&text, "\n", 1);
+    vm->config.write_say(vm->config.user, text.data, text.length);
+    text.data[--text.length] = '\0';
+  }
+  if (vm->config.trace) {
+    Buffer quoted;
+    buf_init(&quoted);
+    value_show(&quoted, OBJ_VAL(obj_string(vm, text.data ? text.data : "", (int)text.length)), true);
+    vm_trace(vm, thread, "say %s", quoted.data);
+    buf_free(&quoted);
+  }
+  buf_free(&text);
+}
+
+/* ---- the loop ---- */
+
+#if defined(__GNUC__) && !defined(SIMVM_SWITCH_DISPATCH)
+#define COMPUTED_GOTO 1
+#endif
+
+SimStatus interp_run(VM *vm) {
+  ObjThread *thread;
+  CallFrame *frame;
+  uint8_t *ip;
+  Value *slots;
+  Value *constants;
+  uint8_t op;
+  Value exc;
+  SimStatus status = SIM_OK;
+  uint64_t steps = vm->steps;
+  const uint64_t step_limit = vm->config.max_steps ? vm->config.max_steps : UINT64_MAX;
+
+#define READ_BYTE() (*ip++)
+#define READ_U16() (ip += 2, (uint16_t)((ip[-2] << 8) | ip[-1]))
+#define PUSH(v) (*thread->sp++ = (v))
+#define POP() (*--thread->sp)
+#define PEEK(n) (thread->sp[-1 - (n)])
+#define STORE_FRAME() (frame->ip = ip)
+#define LOAD_FRAME()                                           \
+  do {                                                         \
+    frame = &thread->frames[thread->frame_count - 1];          \
+    ip = frame->ip;                                            \
+    slots = frame->slots;                                      \
+    constants = frame->closure->proto->chunk.constants.values; \
+  } while (0)
+#define RUNTIME_ERROR(...)   \
+  do {                       \
+    rt_error(vm, __VA_ARGS__); \
+    goto runtime_error;      \
+  } while (0)
+#define CHECK(ok) \
+  do {            \
+    if (!(ok)) goto runtime_error; \
+  } while (0)
+
+#ifdef COMPUTED_GOTO
+  static void *const dispatch_table[OP_COUNT] = {
+#define OPCODE(name, operand, effect, doc) [OP_##name] = &&op_##name,
+#include "opcodes.def"
+#undef OPCODE
+  };
+#define CASE(name) op_##name
+#define DISPATCH()                                    \
+  do {                                                \
+    if (__builtin_expect(steps++ >= step_limit, 0)) goto step_limit_reached; \
+    op = READ_BYTE();                                 \
+    goto *dispatch_table[op];                         \
+  } while (0)
+#define EXECUTE(o) goto *dispatch_table[(op = (o))]
+#define LOOP_START DISPATCH();
+#define LOOP_END
+#else
+#define CASE(name) case OP_##name
+#define DISPATCH() goto fetch
+#define EXECUTE(o) do { op = (o); goto execute; } while (0)
+#define LOOP_START                                                       \
+  fetch:                                                                 \
+  if (steps++ >= step_limit) goto step_limit_reached;                    \
+  op = READ_BYTE();                                                      \
+  execute:                                                               \
+  switch ((OpCode)op) {
+#define LOOP_END \
+  default: RUNTIME_ERROR("bad opcode %d", op); \
+  }
+#endif
+
+next_thread:
+  vm->steps = steps;
+  thread = sched_next(vm, &status);
+  if (!thread) return status;
+  LOAD_FRAME();
+  if (thread->pending_count) {
+    exc = take_pending(thread);
+    goto throw_exception;
+  }
+
+  LOOP_START
+
+  CASE(CONST): PUSH(constants[READ_U16()]); DISPATCH();
+  CASE(UNIT): PUSH(UNIT_VAL); DISPATCH();
+  CASE(TRUE): PUSH(BOOL_VAL(true)); DISPATCH();
+  CASE(FALSE): PUSH(BOOL_VAL(false)); DISPATCH();
+  CASE(NIL): PUSH(NIL_VAL); DISPATCH();
+  CASE(NONE): PUSH(NONE_VAL); DISPATCH();
+  CASE(POP): thread->sp--; DISPATCH();
+  CASE(SLIDE): {
+    int n = READ_BYTE();
+    Value top = PEEK(0);
+    thread->sp -= n;
+    PEEK(0) = top;
+    DISPATCH();
+  }
+  CASE(GET_LOCAL): PUSH(slots[READ_BYTE()]); DISPATCH();
+  CASE(GET_UPVALUE): PUSH(frame->closure->upvalues[READ_BYTE()]); DISPATCH();
+  CASE(GET_GLOBAL): {
+    int index = READ_U16();
+    Value value = vm->globals.values[index];
+    if (IS_UNDEFINED(value))
+      RUNTIME_ERROR("'%s' is used before its definition has been computed", vm->global_info[index].name->chars);
+    PUSH(value);
+    DISPATCH();
+  }
+  CASE(DEFINE_GLOBAL): vm->globals.values[READ_U16()] = POP(); DISPATCH();
+  CASE(CLOSURE): {
+    ObjProto *proto = AS_PROTO(constants[READ_U16()]);
+    STORE_FRAME();
+    ObjClosure *closure = obj_closure(vm, proto, proto->upvalue_count);
+    for (int i = 0; i < proto->upvalue_count; i++) {
+      uint8_t index = proto->captures[2 * i + 1];
+      closure->upvalues[i] = proto->captures[2 * i] ? slots[index] : frame->closure->upvalues[index];
+    }
+    PUSH(OBJ_VAL(closure));
+    DISPATCH();
+  }
+  CASE(ACTION): {
+    const Builtin *builtin = &builtin_table[READ_BYTE()];
+    STORE_FRAME();
+    ObjAction *action = obj_action(vm, (uint8_t)builtin->op, builtin->arity, thread->sp - builtin->arity);
+    thread->sp -= builtin->arity;
+    PUSH(OBJ_VAL(action));
+    DISPATCH();
+  }
+
+  CASE(ADD):
+  CASE(SUB):
+  CASE(MUL):
+  CASE(DIV):
+  CASE(MOD): {
+    Value b = PEEK(0), a = PEEK(1), result;
+    if (IS_INT(a) && IS_INT(b) && op == OP_ADD && !__builtin_add_overflow(AS_INT(a), AS_INT(b), &result.as.integer)) {
+      result.type = VAL_INT;
+    } else {
+      STORE_FRAME();
+      CHECK(arith(vm, (OpCode)op, a, b, &result));
+    }
+    thread->sp--;
+    PEEK(0) = result;
+    DISPATCH();
+  }
+  CASE(NEG): {
+    Value a = PEEK(0);
+    if (IS_INT(a) && AS_INT(a) != INT64_MIN) PEEK(0) = INT_VAL(-AS_INT(a));
+    else if (IS_FLOAT(a)) PEEK(0) = FLOAT_VAL(-AS_FLOAT(a));
+    else if (IS_DURATION(a) && AS_INT(a) != INT64_MIN) PEEK(0) = DURATION_VAL(-AS_INT(a));
+    else if (IS_INT(a) || IS_DURATION(a)) RUNTIME_ERROR("%s overflow in negation", value_type_name(a));
+    else RUNTIME_ERROR("cannot negate %s", value_type_name(a));
+    DISPATCH();
+  }
+  CASE(NOT):
+    if (!IS_BOOL(PEEK(0))) RUNTIME_ERROR("'!' needs a bool, not %s", value_type_name(PEEK(0)));
+    PEEK(0) = BOOL_VAL(!AS_BOOL(PEEK(0)));
+    DISPATCH();
+  CASE(EQ): {
+    bool equal = value_equal(PEEK(1), PEEK(0));
+    thread->sp--;
+    PEEK(0) = BOOL_VAL(equal);
+    DISPATCH();
+  }
+  CASE(NE): {
+    bool equal = value_equal(PEEK(1), PEEK(0));
+    thread->sp--;
+    PEEK(0) = BOOL_VAL(!equal);
+    DISPATCH();
+  }
+  CASE(LT):
+  CASE(LE):
+  CASE(GT):
+  CASE(GE): {
+    int order;
+    STORE_FRAME();
+    CHECK(compare(vm, PEEK(1), PEEK(0), &order));
+    bool result = op == OP_LT ? order < 0 : op == OP_LE ? order <= 0 : op == OP_GT ? order > 0 : order >= 0;
+    thread->sp--;
+    PEEK(0) = BOOL_VAL(result);
+    DISPATCH();
+  }
+  CASE(CONCAT): {
+    Value result;
+    STORE_FRAME();
+    CHECK(concat(vm, PEEK(1), PEEK(0), &result));
+    thread->sp--;
+    PEEK(0) = result;
+    DISPATCH();
+  }
+
+  CASE(LIST): {
+    int n = READ_BYTE();
+    STORE_FRAME();
+    /* cons from the last element; the list so far stays rooted on the stack */
+    PUSH(NIL_VAL);
+    for (int i = 0; i < n; i++) {
+      ObjCons *cell = obj_cons(vm, PEEK(1 + i), PEEK(0));
+      PEEK(0) = OBJ_VAL(cell);
+    }
+    Value list = PEEK(0);
+    thread->sp -= n + 1;
+    PUSH(list);
+    DISPATCH();
+  }
+  CASE(RECORD): {
+    int n = READ_BYTE();
+    STORE_FRAME();
+    ObjRecord *record = obj_record(vm, n);
+    Value *pairs = thread->sp - 2 * n;
+    for (int i = 0; i < n; i++) {
+      record->fields[i].name = AS_STRING(pairs[2 * i]);
+      record->fields[i].value = pairs[2 * i + 1];
+    }
+    thread->sp -= 2 * n;
+    PUSH(OBJ_VAL(record));
+    DISPATCH();
+  }
+  CASE(FIELD): {
+    ObjString *name = AS_STRING(constants[READ_U16()]);
+    STORE_FRAME();
+    CHECK(get_field(vm, PEEK(0), name, &PEEK(0)));
+    DISPATCH();
+  }
+  CASE(INDEX): {
+    Value result;
+    STORE_FRAME();
+    CHECK(get_index(vm, PEEK(1), PEEK(0), &result));
+    thread->sp--;
+    PEEK(0) = result;
+    DISPATCH();
+  }
+
+  CASE(JUMP): {
+    int offset = READ_U16();
+    ip += offset;
+    DISPATCH();
+  }
+  CASE(JUMP_IF_FALSE): {
+    int offset = READ_U16();
+    Value cond = POP();
+    if (!IS_BOOL(cond)) RUNTIME_ERROR("a condition must be a bool, not %s", value_type_name(cond));
+    if (!AS_BOOL(cond)) ip += offset;
+    DISPATCH();
+  }
+  CASE(CALL):
+  CASE(TAIL_CALL): {
+    int argc = READ_BYTE();
+    Value callee = PEEK(argc);
+    STORE_FRAME();
+    if (IS_CLOSURE(callee) && AS_CLOSURE(callee)->proto->kind == PROTO_FUNCTION) {
+      ObjClosure *closure = AS_CLOSURE(callee);
+      ObjProto *proto = closure->proto;
+      if (argc != proto->arity)
+        RUNTIME_ERROR("'%s' takes %d argument%s, but %d %s given", proto->name->chars, proto->arity,
+                      proto->arity == 1 ? "" : "s", argc, argc == 1 ? "is" : "are");
+      if (op == OP_TAIL_CALL) {
+        memmove(slots, thread->sp - argc - 1, (size_t)(argc + 1) * sizeof(Value));
+        thread->sp = slots + argc + 1;
+        if (!thread_reserve(vm, thread, proto->max_slots)) RUNTIME_ERROR("stack overflow");
+        frame = &thread->frames[thread->frame_count - 1];
+        frame->closure = closure;
+        frame->ip = proto->chunk.code;
+      } else {
+        if (!thread_reserve(vm, thread, proto->max_slots)) RUNTIME_ERROR("stack overflow");
+        if (!thread_push_frame(vm, thread, closure, thread->sp - argc - 1))
+          RUNTIME_ERROR("stack overflow (%d nested calls)", THREAD_MAX_FRAMES);
+      }
+      LOAD_FRAME();
+      DISPATCH();
+    }
+    if (IS_BUILTIN(callee)) {
+      const Builtin *builtin = AS_BUILTIN(callee)->builtin;
+      if (argc != builtin->arity)
+        RUNTIME_ERROR("'%s' takes %d argument%s, but %d %s given", builtin->name, builtin->arity,
+                      builtin->arity == 1 ? "" : "s", argc, argc == 1 ? "is" : "are");
+      Value result;
+      if (builtin->native) {
+        CHECK(builtin->native(vm, thread->sp - argc, &result));
+      } else {
+        result = OBJ_VAL(obj_action(vm, (uint8_t)builtin->op, argc, thread->sp - argc));
+      }
+      thread->sp -= argc + 1;
+      PUSH(result);
+      DISPATCH();
+    }
+    if (IS_BLOCK_CLOSURE(callee) || IS_ACTION(callee))
+      RUNTIME_ERROR("cannot call an action: run it with '<-' or as a statement instead");
+    RUNTIME_ERROR("cannot call %s: it is not a function", value_type_name(callee));
+  }
+  CASE(RETURN): {
+    Value result = POP();
+    thread->sp = slots;
+    thread->frame_count--;
+    LOAD_FRAME();
+    PUSH(result);
+    DISPATCH();
+  }
+
+  CASE(BIND): {
+    Value action;
+    if (thread->pending_count) {
+      STORE_FRAME();
+      exc = take_pending(thread);
+      goto throw_exception;
+    }
+  run_action:
+    action = PEEK(0);
+    if (IS_BLOCK_CLOSURE(action)) {
+      ObjClosure *closure = AS_CLOSURE(action);
+      STORE_FRAME();
+      if (!thread_reserve(vm, thread, closure->proto->max_slots)) RUNTIME_ERROR("stack overflow");
+      if (!thread_push_frame(vm, thread, closure, thread->sp - 1))
+        RUNTIME_ERROR("stack overflow (%d nested binds)", THREAD_MAX_FRAMES);
+      LOAD_FRAME();
+      DISPATCH();
+    }
+    if (IS_ACTION(action)) {
+      ObjAction *primitive = AS_ACTION(action);
+      thread->sp--;
+      STORE_FRAME();
+      if (!thread_reserve(vm, thread, primitive->argc + 1)) RUNTIME_ERROR("stack overflow");
+      for (int i = 0; i < primitive->argc; i++) PUSH(primitive->args[i]);
+      EXECUTE(primitive->op);
+    }
+    RUNTIME_ERROR("cannot run %s: it is not an action", value_type_name(action));
+  }
+  CASE(TAIL_BIND): {
+    Value action = POP();
+    thread->sp = slots;
+    thread->frame_count--;
+    LOAD_FRAME();
+    PUSH(action);
+    goto run_action;
+  }
+  CASE(PURE): DISPATCH();
+
+  CASE(DELAY): {
+    Value d = POP();
+    if (!IS_DURATION(d)) {
+      if (IS_INT(d)) RUNTIME_ERROR("delay needs a duration, not int (write %" PRId64 "us, or n * 1us)", AS_INT(d));
+      RUNTIME_ERROR("delay needs a duration, not %s", value_type_name(d));
+    }
+    PUSH(UNIT_VAL);
+    STORE_FRAME();
+    if (vm->config.trace) {
+      Buffer text;
+      buf_init(&text);
+      duration_show(&text, AS_DURATION(d));
+      vm_trace(vm, thread, "delay %s", text.data);
+      buf_free(&text);
+    }
+    sched_delay(vm, thread, AS_DURATION(d));
+    goto next_thread;
+  }
+  CASE(SAY): {
+    STORE_FRAME();
+    emit_say(vm, thread, PEEK(0));
+    PEEK(0) = UNIT_VAL;
+    DISPATCH();
+  }
+  CASE(FORK): {
+    Value action = PEEK(0);
+    if (!IS_BLOCK_CLOSURE(action) && !IS_ACTION(action))
+      RUNTIME_ERROR("fork needs an action, not %s", value_type_name(action));
+    STORE_FRAME();
+    ObjThread *child = thread_new(vm, thread, action);
+    sched_enqueue(vm, child);
+    if (vm->config.trace) {
+      char id[96];
+      vm_trace(vm, thread, "fork %s", thread_id(child, id, sizeof id));
+    }
+    PEEK(0) = OBJ_VAL(child);
+    DISPATCH();
+  }
+  CASE(NOW): PUSH(DURATION_VAL(vm->now)); DISPATCH();
+  CASE(MY_THREAD_ID): PUSH(OBJ_VAL(thread)); DISPATCH();
+  CASE(LABEL_THREAD): {
+    Value label = PEEK(0), target = PEEK(1);
+    if (!IS_THREAD(target)) RUNTIME_ERROR("labelThread needs a thread id, not %s", value_type_name(target));
+    if (!IS_STRING(label)) RUNTIME_ERROR("labelThread needs a string label, not %s", value_type_name(label));
+    AS_THREAD(target)->label = AS_STRING(label);
+    if (vm->config.trace) {
+      char id[96];
+      vm_trace(vm, thread, "label %s \"%s\"", thread_id(AS_THREAD(target), id, sizeof id), AS_CSTRING(label));
+    }
+    thread->sp--;
+    PEEK(0) = UNIT_VAL;
+    DISPATCH();
+  }
+  CASE(KILL): {
+    Value target = PEEK(0);
+    if (!IS_THREAD(target)) RUNTIME_ERROR("kill needs a thread id, not %s", value_type_name(target));
+    STORE_FRAME();
+    if (vm->config.trace) {
+      char id[96];
+      vm_trace(vm, thread, "kill %s", thread_id(AS_THREAD(target), id, sizeof id));
+    }
+    if (AS_THREAD(target) == thread) {
+      exc = OBJ_VAL(vm->thread_killed);
+      goto throw_exception;
+    }
+    sched_throw_to(vm, AS_THREAD(target), OBJ_VAL(vm->thread_killed));
+    PEEK(0) = UNIT_VAL;
+    DISPATCH();
+  }
+  CASE(YIELD): {
+    PUSH(UNIT_VAL);
+    STORE_FRAME();
+    vm_trace(vm, thread, "yield");
+    sched_enqueue(vm, thread);
+    goto next_thread;
+  }
+  CASE(TIMEOUT): {
+    Value action = PEEK(0), limit = PEEK(1);
+    if (!IS_DURATION(limit)) RUNTIME_ERROR("timeout needs a duration, not %s", value_type_name(limit));
+    if (!IS_BLOCK_CLOSURE(action) && !IS_ACTION(action))
+      RUNTIME_ERROR("timeout needs an action to run, not %s", value_type_name(action));
+    STORE_FRAME();
+    if (!thread_reserve(vm, thread, vm->timeout_closure->proto->max_slots)) RUNTIME_ERROR("stack overflow");
+    if (!thread_push_frame(vm, thread, vm->timeout_closure, thread->sp - 2))
+      RUNTIME_ERROR("stack overflow (%d nested binds)", THREAD_MAX_FRAMES);
+    LOAD_FRAME();
+    DISPATCH();
+  }
+
+  CASE(TIMEOUT_ARM): {
+    int64_t limit = AS_DURATION(slots[0]);
+    if (limit < 0) {
+      PUSH(UNIT_VAL); /* no limit: run the action plainly */
+      DISPATCH();
+    }
+    if (limit == 0) {
+      PUSH(UNIT_VAL);
+      vm_trace(vm, thread, "timeout 0ns: timed out at once");
+      PUSH(NONE_VAL);
+      EXECUTE(OP_RETURN);
+    }
+    STORE_FRAME();
+    ObjTimeout *timeout = obj_timeout(vm, thread);
+    sched_arm_timeout(vm, timeout, limit);
+    PUSH(OBJ_VAL(timeout));
+    if (vm->config.trace) {
+      Buffer text;
+      buf_init(&text);
+      duration_show(&text, limit);
+      vm_trace(vm, thread, "timeout %s", text.data);
+      buf_free(&text);
+    }
+    DISPATCH();
+  }
+  CASE(TIMEOUT_DISARM): {
+    if (IS_TIMEOUT(slots[2])) sched_disarm_timeout(vm, AS_TIMEOUT(slots[2]));
+    STORE_FRAME();
+    ObjSome *some = obj_some(vm, PEEK(0));
+    PEEK(0) = OBJ_VAL(some);
+    DISPATCH();
+  }
+  CASE(TIMEOUT_CATCH): {
+    exc = PEEK(0);
+    if (IS_TIMEOUT(slots[2])) {
+      ObjTimeout *timeout = AS_TIMEOUT(slots[2]);
+      if (IS_TIMEOUT(exc) && AS_TIMEOUT(exc) == timeout) {
+        PEEK(0) = NONE_VAL;
+        EXECUTE(OP_RETURN);
+      }
+      sched_disarm_timeout(vm, timeout);
+    }
+    STORE_FRAME();
+    goto throw_exception;
+  }
+  CASE(THREAD_EXIT): {
+    Value result = POP();
+    STORE_FRAME();
+    vm_trace(vm, thread, "exit");
+    if (thread == vm->main_thread) {
+      vm->result = result;
+      vm->steps = steps;
+      thread_release(vm, thread);
+      return SIM_OK;
+    }
+    thread_release(vm, thread);
+    goto next_thread;
+  }
+
+  LOOP_END
+
+runtime_error:
+  STORE_FRAME();
+  exc = error_exception(vm, thread);
+throw_exception:
+  /* frame->ip was stored by the raising opcode */
+  if (unwind(vm, thread, exc)) {
+    LOAD_FRAME();
+    DISPATCH();
+  }
+  if (thread == vm->main_thread) {
+    vm->steps = steps;
+    return SIM_FAILED;
+  }
+  goto next_thread;
+
+step_limit_reached:
+  vm->steps = steps - 1;
+  vm_report(vm, "simvm: step limit reached: %" PRIu64 " instructions executed (--max-steps)\n", vm->steps);
+  return SIM_LIMIT;
+}

@@ -1,0 +1,231 @@
+/* The allocation funnel and a precise mark-sweep collector (see memory.h). */
+#include "memory.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "builtins.h"
+#include "state.h"
+
+#define GC_FIRST_THRESHOLD (1024 * 1024)
+#define GC_GROWTH 2
+
+void *xrealloc(void *ptr, size_t size) {
+  if (size == 0) {
+    free(ptr);
+    return NULL;
+  }
+  void *result = realloc(ptr, size);
+  if (!result) {
+    fprintf(stderr, "simvm: out of memory (allocating %zu bytes)\n", size);
+    exit(70);
+  }
+  return result;
+}
+
+Obj *gc_alloc(VM *vm, size_t size, ObjType type) {
+  if (!vm->gc_paused && (vm->gc_stress || vm->bytes_allocated + size > vm->next_gc)) gc_collect(vm);
+  vm->bytes_allocated += size;
+  Obj *obj = xrealloc(NULL, size);
+  obj->type = type;
+  obj->marked = false;
+  obj->next = vm->objects;
+  vm->objects = obj;
+  return obj;
+}
+
+void gc_account(VM *vm, ptrdiff_t delta) { vm->bytes_allocated += (size_t)delta; }
+
+void gc_push_root(VM *vm, Value value) {
+  if (vm->temp_root_count == (int)(sizeof vm->temp_roots / sizeof vm->temp_roots[0])) {
+    fprintf(stderr, "simvm: internal error: too many temporary GC roots\n");
+    abort();
+  }
+  vm->temp_roots[vm->temp_root_count++] = value;
+}
+
+void gc_pop_root(VM *vm) { vm->temp_root_count--; }
+
+/* ---- mark ---- */
+
+typedef struct {
+  Obj **items;
+  int count;
+  int capacity;
+} GrayStack;
+
+static void mark_obj(GrayStack *gray, Obj *obj) {
+  if (!obj || obj->marked) return;
+  obj->marked = true;
+  if (gray->count == gray->capacity) {
+    gray->capacity = gray->capacity ? gray->capacity * 2 : 256;
+    gray->items = xrealloc(gray->items, (size_t)gray->capacity * sizeof(Obj *));
+  }
+  gray->items[gray->count++] = obj;
+}
+
+static void mark_value(GrayStack *gray, Value value) {
+  if (IS_OBJ(value)) mark_obj(gray, AS_OBJ(value));
+}
+
+static void mark_array(GrayStack *gray, const ValueArray *array) {
+  for (int i = 0; i < array->count; i++) mark_value(gray, array->values[i]);
+}
+
+static void mark_thread(GrayStack *gray, ObjThread *thread) {
+  mark_obj(gray, (Obj *)thread->label);
+  for (Value *slot = thread->stack; slot < thread->sp; slot++) mark_value(gray, *slot);
+  for (int i = 0; i < thread->frame_count; i++) mark_obj(gray, (Obj *)thread->frames[i].closure);
+  for (int i = 0; i < thread->pending_count; i++) mark_value(gray, thread->pending[i]);
+}
+
+/* Every root, in one place. */
+static void mark_roots(VM *vm, GrayStack *gray) {
+  mark_array(gray, &vm->globals);
+  for (int i = 0; i < vm->globals.count; i++) mark_obj(gray, (Obj *)vm->global_info[i].name);
+  mark_array(gray, &vm->module_inits);
+  for (int i = 0; i < vm->temp_root_count; i++) mark_value(gray, vm->temp_roots[i]);
+  mark_obj(gray, (Obj *)vm->entry_closure);
+  mark_obj(gray, (Obj *)vm->timeout_closure);
+  mark_obj(gray, (Obj *)vm->thread_killed);
+  mark_obj(gray, (Obj *)vm->main_thread);
+  mark_obj(gray, (Obj *)vm->current);
+  mark_value(gray, vm->result);
+  for (ObjThread *t = vm->live; t; t = t->live_next) mark_obj(gray, (Obj *)t);
+  for (int i = 0; i < vm->run_queue.count; i++) {
+    RunEntry *entry = &vm->run_queue.items[(vm->run_queue.head + i) & (vm->run_queue.capacity - 1)];
+    mark_obj(gray, (Obj *)entry->thread);
+    mark_obj(gray, (Obj *)entry->timeout);
+  }
+  for (int i = 0; i < vm->timers.count; i++) mark_obj(gray, vm->timers.items[i]->owner);
+}
+
+static void blacken(GrayStack *gray, Obj *obj) {
+  switch (obj->type) {
+    case OBJ_STRING:
+    case OBJ_BUILTIN:
+      break;
+    case OBJ_CONS:
+      mark_value(gray, ((ObjCons *)obj)->head);
+      mark_value(gray, ((ObjCons *)obj)->tail);
+      break;
+    case OBJ_RECORD: {
+      ObjRecord *record = (ObjRecord *)obj;
+      for (int i = 0; i < record->count; i++) {
+        mark_obj(gray, (Obj *)record->fields[i].name);
+        mark_value(gray, record->fields[i].value);
+      }
+      break;
+    }
+    case OBJ_SOME:
+      mark_value(gray, ((ObjSome *)obj)->value);
+      break;
+    case OBJ_PROTO: {
+      ObjProto *proto = (ObjProto *)obj;
+      mark_obj(gray, (Obj *)proto->name);
+      mark_array(gray, &proto->chunk.constants);
+      break;
+    }
+    case OBJ_CLOSURE: {
+      ObjClosure *closure = (ObjClosure *)obj;
+      mark_obj(gray, (Obj *)closure->proto);
+      for (int i = 0; i < closure->upvalue_count; i++) mark_value(gray, closure->upvalues[i]);
+      break;
+    }
+    case OBJ_ACTION: {
+      ObjAction *action = (ObjAction *)obj;
+      for (int i = 0; i < action->argc; i++) mark_value(gray, action->args[i]);
+      break;
+    }
+    case OBJ_THREAD:
+      mark_thread(gray, (ObjThread *)obj);
+      break;
+    case OBJ_TIMEOUT:
+      mark_obj(gray, (Obj *)((ObjTimeout *)obj)->thread);
+      break;
+    case OBJ_EXCEPTION: {
+      ObjException *exc = (ObjException *)obj;
+      mark_obj(gray, (Obj *)exc->message);
+      mark_obj(gray, (Obj *)exc->where);
+      mark_obj(gray, (Obj *)exc->trace);
+      break;
+    }
+  }
+}
+
+/* ---- sweep ---- */
+
+static size_t object_size(Obj *obj) {
+  switch (obj->type) {
+    case OBJ_STRING: return sizeof(ObjString) + (size_t)((ObjString *)obj)->length + 1;
+    case OBJ_CONS: return sizeof(ObjCons);
+    case OBJ_RECORD: return sizeof(ObjRecord) + (size_t)((ObjRecord *)obj)->count * sizeof(Field);
+    case OBJ_SOME: return sizeof(ObjSome);
+    case OBJ_PROTO: return sizeof(ObjProto);
+    case OBJ_CLOSURE: return sizeof(ObjClosure) + (size_t)((ObjClosure *)obj)->upvalue_count * sizeof(Value);
+    case OBJ_BUILTIN: return sizeof(ObjBuiltin);
+    case OBJ_ACTION: return sizeof(ObjAction) + (size_t)((ObjAction *)obj)->argc * sizeof(Value);
+    case OBJ_THREAD: return sizeof(ObjThread);
+    case OBJ_TIMEOUT: return sizeof(ObjTimeout);
+    case OBJ_EXCEPTION: return sizeof(ObjException);
+  }
+  return 0;
+}
+
+static void free_object(VM *vm, Obj *obj) {
+  vm->bytes_allocated -= object_size(obj);
+  switch (obj->type) {
+    case OBJ_PROTO: {
+      ObjProto *proto = (ObjProto *)obj;
+      chunk_free(&proto->chunk);
+      free(proto->captures);
+      break;
+    }
+    case OBJ_THREAD:
+      thread_free(vm, (ObjThread *)obj);
+      break;
+    case OBJ_TIMEOUT: {
+      ObjTimeout *timeout = (ObjTimeout *)obj;
+      timer_heap_remove(&vm->timers, &timeout->timer);
+      break;
+    }
+    default:
+      break;
+  }
+  free(obj);
+}
+
+static void sweep(VM *vm) {
+  Obj **link = &vm->objects;
+  while (*link) {
+    Obj *obj = *link;
+    if (obj->marked) {
+      obj->marked = false;
+      link = &obj->next;
+    } else {
+      *link = obj->next;
+      free_object(vm, obj);
+    }
+  }
+}
+
+void gc_collect(VM *vm) {
+  GrayStack gray = {NULL, 0, 0};
+  mark_roots(vm, &gray);
+  while (gray.count > 0) blacken(&gray, gray.items[--gray.count]);
+  free(gray.items);
+  table_remove_unmarked(&vm->strings);
+  sweep(vm);
+  vm->next_gc = vm->bytes_allocated * GC_GROWTH;
+  if (vm->next_gc < GC_FIRST_THRESHOLD) vm->next_gc = GC_FIRST_THRESHOLD;
+}
+
+void gc_free_all(VM *vm) {
+  Obj *obj = vm->objects;
+  while (obj) {
+    Obj *next = obj->next;
+    free_object(vm, obj);
+    obj = next;
+  }
+  vm->objects = NULL;
+}

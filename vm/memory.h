@@ -1,0 +1,40 @@
+/* Memory: the one allocation funnel and the garbage collector.
+ *
+ * GC invariant: every object reachable by the running program is reachable
+ * from a root listed in gc_mark_roots() (vm/memory.c): globals, every live
+ * thread's stack, frames and pending exceptions, the run queue, the timer
+ * heap, the VM's own closures and exceptions, and the temporary root stack.
+ * Any C code holding an object across an allocation must keep it on a
+ * thread's stack or push it with gc_push_root(). Collection is a plain
+ * stop-the-world mark-sweep, triggered from the funnel when the bytes
+ * allocated pass a threshold (twice the live heap after the last cycle).
+ * SIMVM_GC_STRESS=1 in the environment collects at every allocation. */
+#ifndef SIMVM_MEMORY_H
+#define SIMVM_MEMORY_H
+
+#include <stddef.h>
+
+#include "object.h"
+
+/* realloc that reports "out of memory" and exits with status 70 on failure;
+ * size 0 frees and returns NULL. For VM-owned arrays, not GC objects. */
+void *xrealloc(void *ptr, size_t size);
+
+/* Allocate a GC object of `size` bytes and type `type`; may collect first. */
+Obj *gc_alloc(VM *vm, size_t size, ObjType type);
+
+/* Account for `delta` bytes of storage owned by objects (thread stacks);
+ * the heap-size figure and the GC trigger count it. */
+void gc_account(VM *vm, ptrdiff_t delta);
+
+/* Run a full collection now. */
+void gc_collect(VM *vm);
+
+/* Keep `value` alive until the matching gc_pop_root(). At most 32 deep. */
+void gc_push_root(VM *vm, Value value);
+void gc_pop_root(VM *vm);
+
+/* Free every object (VM shutdown). */
+void gc_free_all(VM *vm);
+
+#endif

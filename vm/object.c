@@ -1,0 +1,130 @@
+/* Object constructors. */
+#include "object.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "builtins.h"
+#include "state.h"
+
+#define ALLOCATE(vm, type, extra, tag) ((type *)gc_alloc((vm), sizeof(type) + (extra), (tag)))
+
+ObjString *obj_string(VM *vm, const char *chars, int length) {
+  uint32_t hash = hash_bytes(chars, length);
+  ObjString *interned = table_find_string(&vm->strings, chars, length, hash);
+  if (interned) return interned;
+  ObjString *string = ALLOCATE(vm, ObjString, (size_t)length + 1, OBJ_STRING);
+  string->hash = hash;
+  string->length = length;
+  memcpy(string->chars, chars, (size_t)length);
+  string->chars[length] = '\0';
+  gc_push_root(vm, OBJ_VAL(string));
+  table_set(&vm->strings, string, UNIT_VAL);
+  gc_pop_root(vm);
+  return string;
+}
+
+ObjString *obj_cstring(VM *vm, const char *chars) { return obj_string(vm, chars, (int)strlen(chars)); }
+
+ObjString *obj_stringf(VM *vm, const char *fmt, ...) {
+  char text[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  if (n < 0) n = 0;
+  if (n >= (int)sizeof text) n = (int)sizeof text - 1;
+  return obj_string(vm, text, n);
+}
+
+ObjCons *obj_cons(VM *vm, Value head, Value tail) {
+  ObjCons *cons = ALLOCATE(vm, ObjCons, 0, OBJ_CONS);
+  cons->head = head;
+  cons->tail = tail;
+  return cons;
+}
+
+ObjRecord *obj_record(VM *vm, int count) {
+  ObjRecord *record = ALLOCATE(vm, ObjRecord, (size_t)count * sizeof(Field), OBJ_RECORD);
+  record->count = count;
+  for (int i = 0; i < count; i++) {
+    record->fields[i].name = NULL;
+    record->fields[i].value = UNIT_VAL;
+  }
+  return record;
+}
+
+ObjSome *obj_some(VM *vm, Value value) {
+  ObjSome *some = ALLOCATE(vm, ObjSome, 0, OBJ_SOME);
+  some->value = value;
+  return some;
+}
+
+ObjProto *obj_proto(VM *vm, ProtoKind kind, const char *file, int line) {
+  ObjProto *proto = ALLOCATE(vm, ObjProto, 0, OBJ_PROTO);
+  proto->kind = kind;
+  proto->arity = 0;
+  proto->max_slots = 1;
+  proto->upvalue_count = 0;
+  proto->captures = NULL;
+  proto->handler = -1;
+  proto->handler_depth = 0;
+  chunk_init(&proto->chunk);
+  proto->name = NULL;
+  proto->file = file;
+  proto->line = line;
+  return proto;
+}
+
+ObjClosure *obj_closure(VM *vm, ObjProto *proto, int count) {
+  ObjClosure *closure = ALLOCATE(vm, ObjClosure, (size_t)count * sizeof(Value), OBJ_CLOSURE);
+  closure->proto = proto;
+  closure->upvalue_count = count;
+  for (int i = 0; i < count; i++) closure->upvalues[i] = UNIT_VAL;
+  return closure;
+}
+
+ObjBuiltin *obj_builtin(VM *vm, const Builtin *builtin) {
+  ObjBuiltin *value = ALLOCATE(vm, ObjBuiltin, 0, OBJ_BUILTIN);
+  value->builtin = builtin;
+  return value;
+}
+
+ObjAction *obj_action(VM *vm, uint8_t op, int argc, const Value *args) {
+  ObjAction *action = ALLOCATE(vm, ObjAction, (size_t)argc * sizeof(Value), OBJ_ACTION);
+  action->op = op;
+  action->argc = (uint8_t)argc;
+  for (int i = 0; i < argc; i++) action->args[i] = args[i];
+  return action;
+}
+
+ObjTimeout *obj_timeout(VM *vm, ObjThread *thread) {
+  ObjTimeout *timeout = ALLOCATE(vm, ObjTimeout, 0, OBJ_TIMEOUT);
+  timeout->timer.heap_index = -1;
+  timeout->timer.kind = TIMER_TIMEOUT;
+  timeout->timer.owner = &timeout->obj;
+  timeout->timer.when = 0;
+  timeout->timer.seq = 0;
+  timeout->state = TIMEOUT_DISARMED;
+  timeout->thread = thread;
+  return timeout;
+}
+
+ObjException *obj_exception(VM *vm, ExceptionKind kind, ObjString *message) {
+  ObjException *exc = ALLOCATE(vm, ObjException, 0, OBJ_EXCEPTION);
+  exc->kind = kind;
+  exc->message = message;
+  exc->where = NULL;
+  exc->trace = NULL;
+  return exc;
+}
+
+const char *obj_callable_name(Value v) {
+  if (IS_CLOSURE(v)) {
+    ObjString *name = AS_CLOSURE(v)->proto->name;
+    return name ? name->chars : "<fn>";
+  }
+  if (IS_BUILTIN(v)) return AS_BUILTIN(v)->builtin->name;
+  return "?";
+}

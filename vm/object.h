@@ -1,0 +1,192 @@
+/* Heap objects. Every object starts with an Obj header and is allocated
+ * through the one funnel in vm/memory.c, which links it into the GC's list.
+ *
+ * Closures are flat: variables are immutable, so a closure copies the values
+ * it captures when it is created; there are no open upvalues to close. */
+#ifndef SIMVM_OBJECT_H
+#define SIMVM_OBJECT_H
+
+#include "chunk.h"
+#include "timer.h"
+#include "value.h"
+
+typedef enum {
+  OBJ_STRING,
+  OBJ_CONS,      /* a non-empty list cell                                */
+  OBJ_RECORD,
+  OBJ_SOME,      /* `some(x)`                                            */
+  OBJ_PROTO,     /* compiled function or block: bytecode + constants     */
+  OBJ_CLOSURE,   /* prototype + captured values; a block closure is an action */
+  OBJ_BUILTIN,   /* a builtin function as a first-class value            */
+  OBJ_ACTION,    /* a primitive action value: an opcode with its arguments */
+  OBJ_THREAD,    /* a simulated thread (vm/thread.h); its value is a thread id */
+  OBJ_TIMEOUT,   /* an armed `timeout`: its timer, and the exception it throws */
+  OBJ_EXCEPTION  /* ThreadKilled, runtime errors                         */
+} ObjType;
+
+struct Obj {
+  ObjType type;
+  bool marked;
+  struct Obj *next;   /* all objects, for the sweep */
+};
+
+typedef struct {
+  Obj obj;
+  uint32_t hash;
+  int length;         /* bytes, not counting the terminating NUL */
+  char chars[];
+} ObjString;
+
+typedef struct {
+  Obj obj;
+  Value head;
+  Value tail;         /* NIL_VAL or another cons */
+} ObjCons;
+
+typedef struct {
+  ObjString *name;
+  Value value;
+} Field;
+
+typedef struct {
+  Obj obj;
+  int count;
+  Field fields[];     /* in source order; names are interned */
+} ObjRecord;
+
+typedef struct {
+  Obj obj;
+  Value value;
+} ObjSome;
+
+/* What kind of code a prototype holds. */
+typedef enum {
+  PROTO_FUNCTION,     /* fn (params) = expr: calling it computes a value   */
+  PROTO_BLOCK,        /* { stmts }: a closure of it is an action           */
+  PROTO_SCRIPT,       /* a module's top level, run once at load            */
+  PROTO_INTERNAL      /* the VM's own code (thread entry, timeout)         */
+} ProtoKind;
+
+typedef struct {
+  Obj obj;
+  ProtoKind kind;
+  int arity;          /* parameters; 0 for blocks                          */
+  int max_slots;      /* deepest stack use, in values, including slot 0    */
+  int upvalue_count;
+  uint8_t *captures;  /* 2 bytes per upvalue: from_local (0/1), index      */
+  int handler;        /* bytecode offset of the exception handler, or -1  */
+  int handler_depth;  /* stack depth (from slot 0) when the handler starts */
+  Chunk chunk;
+  ObjString *name;    /* "fib", "<block>", "<lambda>"                      */
+  const char *file;   /* owned by the VM's source list                     */
+  int line;
+} ObjProto;
+
+typedef struct {
+  Obj obj;
+  ObjProto *proto;
+  int upvalue_count;
+  Value upvalues[];
+} ObjClosure;
+
+typedef struct Builtin Builtin;
+
+typedef struct {
+  Obj obj;
+  const Builtin *builtin;
+} ObjBuiltin;
+
+typedef struct {
+  Obj obj;
+  uint8_t op;         /* a primitive opcode: OP_DELAY, OP_SAY ...          */
+  uint8_t argc;
+  Value args[];
+} ObjAction;
+
+typedef enum {
+  TIMEOUT_ARMED,      /* timer queued                                      */
+  TIMEOUT_FIRED,      /* timer expired; the interrupt waits in the run queue */
+  TIMEOUT_THROWN,     /* the exception was delivered to the thread         */
+  TIMEOUT_DISARMED    /* the action finished or unwound first              */
+} TimeoutState;
+
+typedef struct ObjThread ObjThread;
+
+typedef struct {
+  Obj obj;
+  Timer timer;
+  TimeoutState state;
+  ObjThread *thread;
+} ObjTimeout;
+
+typedef enum {
+  EXC_KILLED,         /* ThreadKilled, thrown by kill()                    */
+  EXC_ERROR           /* a runtime error; message and stack trace inside  */
+} ExceptionKind;
+
+typedef struct {
+  Obj obj;
+  ExceptionKind kind;
+  ObjString *message;  /* NULL for ThreadKilled                            */
+  ObjString *where;    /* "file:line" of the raise, or NULL                */
+  ObjString *trace;    /* formatted stack trace, or NULL                   */
+} ObjException;
+
+#define OBJ_TYPE(v)      (AS_OBJ(v)->type)
+#define IS_OBJ_TYPE(v, t) (IS_OBJ(v) && OBJ_TYPE(v) == (t))
+#define IS_STRING(v)     IS_OBJ_TYPE(v, OBJ_STRING)
+#define IS_CONS(v)       IS_OBJ_TYPE(v, OBJ_CONS)
+#define IS_LIST(v)       (IS_NIL(v) || IS_CONS(v))
+#define IS_RECORD(v)     IS_OBJ_TYPE(v, OBJ_RECORD)
+#define IS_SOME(v)       IS_OBJ_TYPE(v, OBJ_SOME)
+#define IS_PROTO(v)      IS_OBJ_TYPE(v, OBJ_PROTO)
+#define IS_CLOSURE(v)    IS_OBJ_TYPE(v, OBJ_CLOSURE)
+#define IS_BUILTIN(v)    IS_OBJ_TYPE(v, OBJ_BUILTIN)
+#define IS_ACTION(v)     IS_OBJ_TYPE(v, OBJ_ACTION)
+#define IS_THREAD(v)     IS_OBJ_TYPE(v, OBJ_THREAD)
+#define IS_TIMEOUT(v)    IS_OBJ_TYPE(v, OBJ_TIMEOUT)
+#define IS_EXCEPTION(v)  IS_OBJ_TYPE(v, OBJ_EXCEPTION)
+
+#define AS_STRING(v)     ((ObjString *)AS_OBJ(v))
+#define AS_CSTRING(v)    (((ObjString *)AS_OBJ(v))->chars)
+#define AS_CONS(v)       ((ObjCons *)AS_OBJ(v))
+#define AS_RECORD(v)     ((ObjRecord *)AS_OBJ(v))
+#define AS_SOME(v)       ((ObjSome *)AS_OBJ(v))
+#define AS_PROTO(v)      ((ObjProto *)AS_OBJ(v))
+#define AS_CLOSURE(v)    ((ObjClosure *)AS_OBJ(v))
+#define AS_BUILTIN(v)    ((ObjBuiltin *)AS_OBJ(v))
+#define AS_ACTION(v)     ((ObjAction *)AS_OBJ(v))
+#define AS_THREAD(v)     ((ObjThread *)AS_OBJ(v))
+#define AS_TIMEOUT(v)    ((ObjTimeout *)AS_OBJ(v))
+#define AS_EXCEPTION(v)  ((ObjException *)AS_OBJ(v))
+
+/* A block closure is an action; so is a primitive action value. */
+#define IS_BLOCK_CLOSURE(v) (IS_CLOSURE(v) && AS_CLOSURE(v)->proto->kind == PROTO_BLOCK)
+
+/* Constructors. Each allocates through the GC funnel and may collect, so
+ * every Value argument must already be reachable from a root (the stack). */
+
+/* Copy `length` bytes into an interned string; equal strings are one object. */
+ObjString *obj_string(VM *vm, const char *chars, int length);
+/* Intern a NUL-terminated C string. */
+ObjString *obj_cstring(VM *vm, const char *chars);
+/* printf into a new interned string (truncated at 4 KiB). */
+ObjString *obj_stringf(VM *vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+ObjCons *obj_cons(VM *vm, Value head, Value tail);
+/* A record with `count` fields, all unit; the caller fills names and values. */
+ObjRecord *obj_record(VM *vm, int count);
+ObjSome *obj_some(VM *vm, Value value);
+/* An empty prototype; `file` must outlive it (the VM keeps source names). */
+ObjProto *obj_proto(VM *vm, ProtoKind kind, const char *file, int line);
+/* A closure with `count` captured values, all unit until the caller fills them. */
+ObjClosure *obj_closure(VM *vm, ObjProto *proto, int count);
+ObjBuiltin *obj_builtin(VM *vm, const Builtin *builtin);
+/* A primitive action: opcode `op` with `argc` arguments copied from `args`. */
+ObjAction *obj_action(VM *vm, uint8_t op, int argc, const Value *args);
+ObjTimeout *obj_timeout(VM *vm, ObjThread *thread);
+ObjException *obj_exception(VM *vm, ExceptionKind kind, ObjString *message);
+
+/* The name shown for a callable: "fib", "<lambda>", "delay". */
+const char *obj_callable_name(Value v);
+
+#endif

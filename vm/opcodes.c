@@ -1,0 +1,12 @@
+#include "opcodes.h"
+
+#define NONE OPERAND_NONE
+#define U8 OPERAND_U8
+#define U16 OPERAND_U16
+#define VAR STACK_EFFECT_VAR
+
+const OpInfo opcode_info[OP_COUNT] = {
+#define OPCODE(name, operand, effect, doc) [OP_##name] = {#name, operand, effect, doc},
+#include "opcodes.def"
+#undef OPCODE
+};

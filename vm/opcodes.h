@@ -1,0 +1,33 @@
+/* Opcodes, generated from vm/opcodes.def (see the comment there). */
+#ifndef SIMVM_OPCODES_H
+#define SIMVM_OPCODES_H
+
+#include <stdint.h>
+
+typedef enum {
+#define OPCODE(name, operand, effect, doc) OP_##name,
+#include "opcodes.def"
+#undef OPCODE
+  OP_COUNT
+} OpCode;
+
+/* Operand shapes. */
+typedef enum { OPERAND_NONE = 0, OPERAND_U8 = 1, OPERAND_U16 = 2 } OperandShape;
+
+/* Marks a stack effect that depends on the operand. */
+#define STACK_EFFECT_VAR 0x7fff
+
+typedef struct {
+  const char *name;      /* "BIND", as in the table           */
+  OperandShape operand;  /* also the operand's width in bytes */
+  int stack_effect;      /* or STACK_EFFECT_VAR               */
+  const char *doc;       /* one-line semantics                */
+} OpInfo;
+
+/* Indexed by OpCode. */
+extern const OpInfo opcode_info[OP_COUNT];
+
+/* Bytes taken by the instruction starting with `op` (1 + operand width). */
+static inline int opcode_size(uint8_t op) { return 1 + (int)opcode_info[op].operand; }
+
+#endif

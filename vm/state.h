@@ -1,0 +1,114 @@
+/* The VM's internal state, shared by the files of vm/ and compiler/.
+ * Embedders use vm/vm.h only. */
+#ifndef SIMVM_STATE_H
+#define SIMVM_STATE_H
+
+#include "memory.h"
+#include "opcodes.h"
+#include "table.h"
+#include "thread.h"
+#include "timer.h"
+#include "vm.h"
+#include "../lang/source.h"
+#include "builtins.h"
+
+/* A run-queue entry: a thread to resume, or (timeout set) the interrupt of a
+ * fired timeout, queued behind the threads woken at the same instant as io-sim
+ * forks a thread to throw it. */
+typedef struct {
+  ObjThread *thread;
+  ObjTimeout *timeout;
+} RunEntry;
+
+/* FIFO ring buffer of run entries. */
+typedef struct {
+  RunEntry *items;
+  int head;
+  int count;
+  int capacity;       /* a power of two */
+} RunQueue;
+
+/* What the compiler knows about a global slot. */
+typedef struct {
+  ObjString *name;
+  int arity;               /* parameters of a known function, or -1     */
+  const Builtin *builtin;  /* set for builtins: they cannot be redefined */
+  const char *file;        /* where it was defined (NULL: builtin)       */
+  int line;
+} GlobalInfo;
+
+struct VM {
+  VMConfig config;
+
+  /* heap */
+  Obj *objects;
+  size_t bytes_allocated;
+  size_t next_gc;
+  int gc_paused;           /* > 0 while the compiler builds protos      */
+  bool gc_stress;
+  Table strings;           /* the intern set (weak)                     */
+  Value temp_roots[32];
+  int temp_root_count;
+
+  /* program */
+  ValueArray globals;      /* UNDEFINED_VAL until defined               */
+  GlobalInfo *global_info; /* parallel to globals                        */
+  int global_capacity;
+  Table global_index;      /* name -> INT index, as the compiler sees it */
+  Source *sources;         /* every file loaded, for diagnostics         */
+  ValueArray module_inits; /* each module's top-level action, load order */
+  char **module_paths;     /* parallel: the path each was loaded from    */
+  bool optimize;           /* one-shot continuations (default) vs -O0    */
+  ObjClosure *entry_closure;    /* [BIND, THREAD_EXIT]: every thread's base frame */
+  ObjClosure *timeout_closure;  /* the body of timeout(d, act)                    */
+  ObjException *thread_killed;  /* the ThreadKilled exception value               */
+  int main_global;         /* index of `main`, or -1                    */
+
+  /* scheduler */
+  int64_t now;             /* simulated nanoseconds                     */
+  uint64_t timer_seq;
+  TimerHeap timers;
+  RunQueue run_queue;
+  ObjThread *live;         /* threads not yet done                      */
+  ObjThread *main_thread;
+  ObjThread *current;
+  Timer **due;             /* scratch: the timers of one instant        */
+  int due_capacity;
+
+  /* results and accounting */
+  uint64_t steps;          /* instructions executed                     */
+  Value result;
+  char error[512];         /* message of the runtime error being raised */
+  bool has_error;
+};
+
+/* Declare global `name` (a new slot, shadowing any earlier global of that
+ * name for code compiled afterwards). Returns its index. */
+int vm_declare_global(VM *vm, ObjString *name, int arity, const char *file, int line);
+
+/* The index of the global `name` currently visible, or -1. */
+int vm_find_global(VM *vm, ObjString *name);
+
+/* Report a formatted message on write_error. */
+void vm_report(VM *vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Emit one trace line for `thread` (NULL: the scheduler) at the current time,
+ * if tracing is on. */
+void vm_trace(VM *vm, ObjThread *thread, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Append a show() rendering of `value` to a growable buffer. */
+typedef struct {
+  char *data;
+  size_t length;
+  size_t capacity;
+} Buffer;
+void buf_init(Buffer *buf);
+void buf_append(Buffer *buf, const char *text, size_t length);
+void buf_printf(Buffer *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void buf_free(Buffer *buf);
+/* quote: render strings with quotes and escapes (inside lists, records). */
+void value_show(Buffer *buf, Value value, bool quote);
+/* Format a duration with the largest unit that is exact: "1500us", "2ms". */
+void duration_show(Buffer *buf, int64_t ns);
+
+#endif

@@ -1,0 +1,145 @@
+/* Thread objects and their growable stacks. */
+#include "thread.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "state.h"
+
+#define INITIAL_STACK 32
+#define INITIAL_FRAMES 8
+
+ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
+  gc_push_root(vm, action);
+  ObjThread *thread = (ObjThread *)gc_alloc(vm, sizeof(ObjThread), OBJ_THREAD);
+  gc_pop_root(vm);
+  thread->id_depth = parent ? parent->id_depth + 1 : 0;
+  thread->id_path = thread->id_depth ? xrealloc(NULL, (size_t)thread->id_depth * sizeof(int)) : NULL;
+  if (parent) {
+    if (parent->id_depth) memcpy(thread->id_path, parent->id_path, (size_t)parent->id_depth * sizeof(int));
+    thread->id_path[parent->id_depth] = ++parent->next_child;
+  }
+  thread->next_child = 0;
+  thread->label = NULL;
+  thread->stack_capacity = INITIAL_STACK;
+  thread->stack = xrealloc(NULL, INITIAL_STACK * sizeof(Value));
+  thread->sp = thread->stack;
+  thread->frame_capacity = INITIAL_FRAMES;
+  thread->frames = xrealloc(NULL, INITIAL_FRAMES * sizeof(CallFrame));
+  thread->frame_count = 0;
+  gc_account(vm, (ptrdiff_t)(INITIAL_STACK * sizeof(Value) + INITIAL_FRAMES * sizeof(CallFrame)));
+  thread->state = THREAD_RUNNABLE;
+  thread->blocked_on = BLOCKED_NONE;
+  thread->delay_timer.heap_index = -1;
+  thread->delay_timer.kind = TIMER_DELAY;
+  thread->delay_timer.owner = &thread->obj;
+  thread->pending = NULL;
+  thread->pending_count = 0;
+  thread->pending_capacity = 0;
+
+  /* The base frame runs the action: [BIND, THREAD_EXIT] with it in slot 0. */
+  *thread->sp++ = action;
+  thread_push_frame(vm, thread, vm->entry_closure, thread->stack);
+
+  thread->live_prev = NULL;
+  thread->live_next = vm->live;
+  if (vm->live) vm->live->live_prev = thread;
+  vm->live = thread;
+  return thread;
+}
+
+bool thread_reserve(VM *vm, ObjThread *thread, int needed) {
+  ptrdiff_t used = thread->sp - thread->stack;
+  if (used + needed <= thread->stack_capacity) return true;
+  if (used + needed > THREAD_MAX_STACK) return false;
+  int capacity = thread->stack_capacity;
+  while (capacity < used + needed) capacity *= 2;
+  Value *old = thread->stack;
+  thread->stack = xrealloc(thread->stack, (size_t)capacity * sizeof(Value));
+  gc_account(vm, (ptrdiff_t)((capacity - thread->stack_capacity) * (ptrdiff_t)sizeof(Value)));
+  thread->stack_capacity = capacity;
+  if (thread->stack != old) {
+    for (int i = 0; i < thread->frame_count; i++)
+      thread->frames[i].slots = thread->stack + (thread->frames[i].slots - old);
+    thread->sp = thread->stack + used;
+  }
+  return true;
+}
+
+bool thread_push_frame(VM *vm, ObjThread *thread, ObjClosure *closure, Value *slots) {
+  if (thread->frame_count == thread->frame_capacity) {
+    if (thread->frame_count >= THREAD_MAX_FRAMES) return false;
+    int capacity = thread->frame_capacity * 2;
+    thread->frames = xrealloc(thread->frames, (size_t)capacity * sizeof(CallFrame));
+    gc_account(vm, (ptrdiff_t)((capacity - thread->frame_capacity) * (ptrdiff_t)sizeof(CallFrame)));
+    thread->frame_capacity = capacity;
+  }
+  CallFrame *frame = &thread->frames[thread->frame_count++];
+  frame->closure = closure;
+  frame->ip = closure->proto->chunk.code;
+  frame->slots = slots;
+  return true;
+}
+
+void thread_add_pending(VM *vm, ObjThread *thread, Value exception) {
+  (void)vm;
+  if (thread->pending_count == thread->pending_capacity) {
+    thread->pending_capacity = thread->pending_capacity ? thread->pending_capacity * 2 : 2;
+    thread->pending = xrealloc(thread->pending, (size_t)thread->pending_capacity * sizeof(Value));
+  }
+  thread->pending[thread->pending_count++] = exception;
+}
+
+void thread_release(VM *vm, ObjThread *thread) {
+  if (thread->state == THREAD_DONE && !thread->stack) return;
+  thread->state = THREAD_DONE;
+  thread->blocked_on = BLOCKED_NONE;
+  timer_heap_remove(&vm->timers, &thread->delay_timer);
+  gc_account(vm, -(ptrdiff_t)(thread->stack_capacity * sizeof(Value) + thread->frame_capacity * sizeof(CallFrame)));
+  free(thread->stack);
+  free(thread->frames);
+  free(thread->pending);
+  thread->stack = thread->sp = NULL;
+  thread->frames = NULL;
+  thread->pending = NULL;
+  thread->stack_capacity = thread->frame_capacity = thread->frame_count = 0;
+  thread->pending_count = thread->pending_capacity = 0;
+  if (thread->live_prev) thread->live_prev->live_next = thread->live_next;
+  else if (vm->live == thread) vm->live = thread->live_next;
+  if (thread->live_next) thread->live_next->live_prev = thread->live_prev;
+  thread->live_prev = thread->live_next = NULL;
+}
+
+void thread_free(VM *vm, ObjThread *thread) {
+  if (thread->stack) {
+    gc_account(vm, -(ptrdiff_t)(thread->stack_capacity * sizeof(Value) + thread->frame_capacity * sizeof(CallFrame)));
+  }
+  free(thread->stack);
+  free(thread->frames);
+  free(thread->pending);
+  free(thread->id_path);
+}
+
+const char *thread_id(const ObjThread *thread, char *buf, size_t size) {
+  if (thread->id_depth == 0) {
+    snprintf(buf, size, "main");
+    return buf;
+  }
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < thread->id_depth && used < size; i++) {
+    int n = snprintf(buf + used, size - used, i ? ".%d" : "%d", thread->id_path[i]);
+    if (n < 0) break;
+    used += (size_t)n;
+  }
+  return buf;
+}
+
+const char *thread_name(const ObjThread *thread, char *buf, size_t size) {
+  char id[96];
+  thread_id(thread, id, sizeof id);
+  if (thread->label) snprintf(buf, size, "%s (%s)", id, thread->label->chars);
+  else snprintf(buf, size, "%s", id);
+  return buf;
+}

@@ -1,0 +1,90 @@
+/* Simulated threads: heap objects with their own growable value stack and
+ * frame stack. The interpreter switches threads by loading another thread's
+ * top frame: no C recursion, no native stacks, no copying.
+ *
+ * Thread ids follow io-sim: main has the empty path, its children are 1, 2,
+ * 3 ... and the children of 1 are 1.1, 1.2 ..., so ids do not depend on the
+ * schedule. */
+#ifndef SIMVM_THREAD_H
+#define SIMVM_THREAD_H
+
+#include "object.h"
+
+/* One activation: a closure running at `ip` with its slots starting at `slots`
+ * (slot 0 is the callee, or the action for blocks, then the parameters). */
+typedef struct {
+  ObjClosure *closure;
+  uint8_t *ip;
+  Value *slots;
+} CallFrame;
+
+typedef enum {
+  THREAD_RUNNABLE,   /* running, or waiting in the run queue */
+  THREAD_BLOCKED,    /* parked: see `blocked_on`              */
+  THREAD_DONE        /* finished, killed or failed            */
+} ThreadState;
+
+typedef enum {
+  BLOCKED_NONE,
+  BLOCKED_DELAY      /* in delay(); its delay timer is set    */
+} BlockReason;
+
+struct ObjThread {
+  Obj obj;
+  int *id_path;            /* io-sim's fork-tree id; empty for main */
+  int id_depth;
+  int next_child;          /* number given to the next child + 1    */
+  ObjString *label;        /* labelThread, or NULL                  */
+
+  Value *stack;            /* value stack: [stack, sp)              */
+  Value *sp;
+  int stack_capacity;      /* values                                */
+  CallFrame *frames;
+  int frame_count;
+  int frame_capacity;
+
+  ThreadState state;
+  BlockReason blocked_on;
+  Timer delay_timer;       /* owned: a thread waits on one delay at a time */
+
+  Value *pending;          /* asynchronous exceptions not yet raised, FIFO */
+  int pending_count;
+  int pending_capacity;
+
+  ObjThread *live_prev;    /* the VM's list of threads not yet done   */
+  ObjThread *live_next;
+};
+
+/* Limits that turn runaway recursion into a runtime error, not a crash. */
+#define THREAD_MAX_FRAMES  1000000
+#define THREAD_MAX_STACK   (16 * 1024 * 1024)   /* values */
+
+/* A new runnable thread whose entry frame will run `action`. The id is the
+ * next child id of `parent` (NULL: the main thread). Not yet queued. */
+ObjThread *thread_new(VM *vm, ObjThread *parent, Value action);
+
+/* Make room for `needed` more values above sp; false (nothing changed) when
+ * that would pass THREAD_MAX_STACK. Moves the stack: frame slot pointers are
+ * fixed up, but any Value* the caller holds into the stack is stale. */
+bool thread_reserve(VM *vm, ObjThread *thread, int needed);
+
+/* Push a frame for `closure` whose slots start at `slots`; false when the
+ * frame limit is reached. Grows the frame array as needed. */
+bool thread_push_frame(VM *vm, ObjThread *thread, ObjClosure *closure, Value *slots);
+
+/* Queue an asynchronous exception to be raised when the thread next runs. */
+void thread_add_pending(VM *vm, ObjThread *thread, Value exception);
+
+/* Release the stacks of a finished thread (the object lives on as an id). */
+void thread_release(VM *vm, ObjThread *thread);
+
+/* Free the thread's arrays; called by the GC sweep. */
+void thread_free(VM *vm, ObjThread *thread);
+
+/* Format the id: "main", "1", "1.2". Returns `buf`. */
+const char *thread_id(const ObjThread *thread, char *buf, size_t size);
+
+/* The id followed by the label, if any: "1.2 (client)". Returns `buf`. */
+const char *thread_name(const ObjThread *thread, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,265 @@
+/* Values: equality, type names and show(). */
+#include "value.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opcodes.h"
+#include "state.h"
+
+void value_array_init(ValueArray *array) {
+  array->count = 0;
+  array->capacity = 0;
+  array->values = NULL;
+}
+
+void value_array_push(ValueArray *array, Value value) {
+  if (array->count == array->capacity) {
+    array->capacity = array->capacity ? array->capacity * 2 : 8;
+    array->values = xrealloc(array->values, (size_t)array->capacity * sizeof(Value));
+  }
+  array->values[array->count++] = value;
+}
+
+void value_array_free(ValueArray *array) {
+  free(array->values);
+  value_array_init(array);
+}
+
+bool value_equal(Value a, Value b) {
+  for (;;) {
+    if (a.type != b.type) return false;
+    switch (a.type) {
+      case VAL_UNIT:
+      case VAL_NIL:
+      case VAL_NONE:
+      case VAL_UNDEFINED: return true;
+      case VAL_BOOL: return AS_BOOL(a) == AS_BOOL(b);
+      case VAL_INT:
+      case VAL_DURATION: return AS_INT(a) == AS_INT(b);
+      case VAL_FLOAT: return AS_FLOAT(a) == AS_FLOAT(b);
+      case VAL_OBJ: break;
+    }
+    if (AS_OBJ(a) == AS_OBJ(b)) return true;
+    if (OBJ_TYPE(a) != OBJ_TYPE(b)) return false;
+    switch (OBJ_TYPE(a)) {
+      case OBJ_CONS:
+        /* walk lists iteratively so long lists do not recurse deeply */
+        if (!value_equal(AS_CONS(a)->head, AS_CONS(b)->head)) return false;
+        a = AS_CONS(a)->tail;
+        b = AS_CONS(b)->tail;
+        continue;
+      case OBJ_SOME:
+        a = AS_SOME(a)->value;
+        b = AS_SOME(b)->value;
+        continue;
+      case OBJ_RECORD: {
+        ObjRecord *ra = AS_RECORD(a), *rb = AS_RECORD(b);
+        if (ra->count != rb->count) return false;
+        for (int i = 0; i < ra->count; i++) {
+          if (ra->fields[i].name != rb->fields[i].name) return false;
+          if (!value_equal(ra->fields[i].value, rb->fields[i].value)) return false;
+        }
+        return true;
+      }
+      default:
+        return false; /* strings are interned; others compare by identity */
+    }
+  }
+}
+
+const char *value_type_name(Value v) {
+  switch (v.type) {
+    case VAL_UNIT: return "unit";
+    case VAL_BOOL: return "bool";
+    case VAL_INT: return "int";
+    case VAL_FLOAT: return "float";
+    case VAL_DURATION: return "duration";
+    case VAL_NIL: return "list";
+    case VAL_NONE: return "none";
+    case VAL_UNDEFINED: return "undefined";
+    case VAL_OBJ: break;
+  }
+  switch (OBJ_TYPE(v)) {
+    case OBJ_STRING: return "string";
+    case OBJ_CONS: return "list";
+    case OBJ_RECORD: return "record";
+    case OBJ_SOME: return "some";
+    case OBJ_PROTO: return "prototype";
+    case OBJ_CLOSURE: return AS_CLOSURE(v)->proto->kind == PROTO_BLOCK ? "action" : "function";
+    case OBJ_BUILTIN: return "function";
+    case OBJ_ACTION: return "action";
+    case OBJ_THREAD: return "thread";
+    case OBJ_TIMEOUT: return "exception";
+    case OBJ_EXCEPTION: return "exception";
+  }
+  return "?";
+}
+
+/* ---- growable text buffer ---- */
+
+void buf_init(Buffer *buf) {
+  buf->data = NULL;
+  buf->length = 0;
+  buf->capacity = 0;
+}
+
+void buf_append(Buffer *buf, const char *text, size_t length) {
+  if (buf->length + length + 1 > buf->capacity) {
+    size_t capacity = buf->capacity ? buf->capacity : 64;
+    while (capacity < buf->length + length + 1) capacity *= 2;
+    buf->data = xrealloc(buf->data, capacity);
+    buf->capacity = capacity;
+  }
+  memcpy(buf->data + buf->length, text, length);
+  buf->length += length;
+  buf->data[buf->length] = '\0';
+}
+
+void buf_printf(Buffer *buf, const char *fmt, ...) {
+  char small[256];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(small, sizeof small, fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  if ((size_t)n < sizeof small) {
+    buf_append(buf, small, (size_t)n);
+    return;
+  }
+  char *big = xrealloc(NULL, (size_t)n + 1);
+  va_start(ap, fmt);
+  vsnprintf(big, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  buf_append(buf, big, (size_t)n);
+  free(big);
+}
+
+void buf_free(Buffer *buf) {
+  free(buf->data);
+  buf_init(buf);
+}
+
+/* ---- show ---- */
+
+void duration_show(Buffer *buf, int64_t ns) {
+  static const struct { const char *unit; int64_t size; } units[] = {
+      {"s", 1000000000}, {"ms", 1000000}, {"us", 1000}, {"ns", 1}};
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+    if (ns != 0 && ns % units[i].size == 0) {
+      buf_printf(buf, "%" PRId64 "%s", ns / units[i].size, units[i].unit);
+      return;
+    }
+  }
+  buf_printf(buf, "%" PRId64 "ns", ns);
+}
+
+static void show_float(Buffer *buf, double f) {
+  if (isnan(f)) {
+    buf_append(buf, "nan", 3);
+    return;
+  }
+  if (isinf(f)) {
+    buf_printf(buf, "%sinf", f < 0 ? "-" : "");
+    return;
+  }
+  char text[64];
+  /* the shortest of %.15g .. %.17g that reads back exactly */
+  for (int precision = 15; precision <= 17; precision++) {
+    snprintf(text, sizeof text, "%.*g", precision, f);
+    if (strtod(text, NULL) == f) break;
+  }
+  buf_append(buf, text, strlen(text));
+  if (!strpbrk(text, ".eE")) buf_append(buf, ".0", 2);
+}
+
+static void show_string_quoted(Buffer *buf, const ObjString *s) {
+  buf_append(buf, "\"", 1);
+  for (int i = 0; i < s->length; i++) {
+    unsigned char c = (unsigned char)s->chars[i];
+    switch (c) {
+      case '"': buf_append(buf, "\\\"", 2); break;
+      case '\\': buf_append(buf, "\\\\", 2); break;
+      case '\n': buf_append(buf, "\\n", 2); break;
+      case '\t': buf_append(buf, "\\t", 2); break;
+      default:
+        if (c < 0x20 || c == 0x7f) buf_printf(buf, "\\x%02x", c);
+        else buf_append(buf, (const char *)&c, 1);
+    }
+  }
+  buf_append(buf, "\"", 1);
+}
+
+void value_show(Buffer *buf, Value value, bool quote) {
+  switch (value.type) {
+    case VAL_UNIT: buf_append(buf, "()", 2); return;
+    case VAL_BOOL: buf_printf(buf, "%s", AS_BOOL(value) ? "true" : "false"); return;
+    case VAL_INT: buf_printf(buf, "%" PRId64, AS_INT(value)); return;
+    case VAL_FLOAT: show_float(buf, AS_FLOAT(value)); return;
+    case VAL_DURATION: duration_show(buf, AS_DURATION(value)); return;
+    case VAL_NIL: buf_append(buf, "[]", 2); return;
+    case VAL_NONE: buf_append(buf, "none", 4); return;
+    case VAL_UNDEFINED: buf_append(buf, "<undefined>", 11); return;
+    case VAL_OBJ: break;
+  }
+  switch (OBJ_TYPE(value)) {
+    case OBJ_STRING:
+      if (quote) show_string_quoted(buf, AS_STRING(value));
+      else buf_append(buf, AS_CSTRING(value), (size_t)AS_STRING(value)->length);
+      return;
+    case OBJ_CONS: {
+      buf_append(buf, "[", 1);
+      for (Value v = value; IS_CONS(v); v = AS_CONS(v)->tail) {
+        value_show(buf, AS_CONS(v)->head, true);
+        if (IS_CONS(AS_CONS(v)->tail)) buf_append(buf, ", ", 2);
+      }
+      buf_append(buf, "]", 1);
+      return;
+    }
+    case OBJ_RECORD: {
+      ObjRecord *record = AS_RECORD(value);
+      buf_append(buf, "#{", 2);
+      for (int i = 0; i < record->count; i++) {
+        if (i) buf_append(buf, ", ", 2);
+        buf_printf(buf, "%s: ", record->fields[i].name->chars);
+        value_show(buf, record->fields[i].value, true);
+      }
+      buf_append(buf, "}", 1);
+      return;
+    }
+    case OBJ_SOME:
+      buf_append(buf, "some(", 5);
+      value_show(buf, AS_SOME(value)->value, true);
+      buf_append(buf, ")", 1);
+      return;
+    case OBJ_PROTO: buf_append(buf, "<prototype>", 11); return;
+    case OBJ_CLOSURE:
+      if (AS_CLOSURE(value)->proto->kind == PROTO_BLOCK) buf_printf(buf, "<action %s>", obj_callable_name(value));
+      else buf_printf(buf, "<fn %s>", obj_callable_name(value));
+      return;
+    case OBJ_BUILTIN: buf_printf(buf, "<fn %s>", AS_BUILTIN(value)->builtin->name); return;
+    case OBJ_ACTION: {
+      char name[32];
+      snprintf(name, sizeof name, "%s", opcode_info[AS_ACTION(value)->op].name);
+      for (char *c = name; *c; c++) *c = (char)((*c >= 'A' && *c <= 'Z') ? *c - 'A' + 'a' : *c);
+      buf_printf(buf, "<action %s>", name);
+      return;
+    }
+    case OBJ_THREAD: {
+      char id[128];
+      buf_printf(buf, "%s", thread_id(AS_THREAD(value), id, sizeof id));
+      return;
+    }
+    case OBJ_TIMEOUT: buf_append(buf, "Timeout", 7); return;
+    case OBJ_EXCEPTION: {
+      ObjException *exc = AS_EXCEPTION(value);
+      if (exc->kind == EXC_KILLED) buf_append(buf, "ThreadKilled", 12);
+      else buf_printf(buf, "ErrorCall(%s)", exc->message ? exc->message->chars : "");
+      return;
+    }
+  }
+}

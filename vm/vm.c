@@ -1,0 +1,192 @@
+/* VM lifetime, globals, the VM's own prototypes, and running a program. */
+#include "vm.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../compiler/loader.h"
+#include "interp.h"
+#include "sched.h"
+#include "state.h"
+
+void vm_config_init(VMConfig *config) {
+  memset(config, 0, sizeof *config);
+  config->max_time = -1;
+  config->opt_level = 1;
+}
+
+void vm_report(VM *vm, const char *fmt, ...) {
+  if (!vm->config.write_error) return;
+  char text[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  vm->config.write_error(vm->config.user, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1);
+}
+
+void vm_trace(VM *vm, ObjThread *thread, const char *fmt, ...) {
+  if (!vm->config.trace || !vm->config.write_trace) return;
+  Buffer line;
+  buf_init(&line);
+  Buffer when;
+  buf_init(&when);
+  duration_show(&when, vm->now);
+  char name[128] = "-";
+  if (thread) thread_name(thread, name, sizeof name);
+  buf_printf(&line, "%10s  %-12s ", when.data, name);
+  buf_free(&when);
+  char text[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  buf_printf(&line, "%s\n", text);
+  vm->config.write_trace(vm->config.user, line.data, line.length);
+  buf_free(&line);
+}
+
+/* ---- globals ---- */
+
+int vm_declare_global(VM *vm, ObjString *name, int arity, const char *file, int line) {
+  int index = vm->globals.count;
+  value_array_push(&vm->globals, UNDEFINED_VAL);
+  if (index >= vm->global_capacity) {
+    vm->global_capacity = vm->global_capacity ? vm->global_capacity * 2 : 64;
+    vm->global_info = xrealloc(vm->global_info, (size_t)vm->global_capacity * sizeof(GlobalInfo));
+  }
+  vm->global_info[index] = (GlobalInfo){name, arity, NULL, file, line};
+  table_set(&vm->global_index, name, INT_VAL(index));
+  return index;
+}
+
+int vm_find_global(VM *vm, ObjString *name) {
+  Value index;
+  return table_get(&vm->global_index, name, &index) ? (int)AS_INT(index) : -1;
+}
+
+static void define_builtins(VM *vm) {
+  for (int i = 0; i < builtin_count; i++) {
+    const Builtin *builtin = &builtin_table[i];
+    int index = vm_declare_global(vm, obj_cstring(vm, builtin->name), builtin->arity, NULL, 0);
+    vm->global_info[index].builtin = builtin;
+    vm->globals.values[index] = OBJ_VAL(obj_builtin(vm, builtin));
+  }
+}
+
+/* ---- the VM's own code ---- */
+
+static void emit(ObjProto *proto, OpCode op) { chunk_write(&proto->chunk, (uint8_t)op, 0); }
+
+static ObjClosure *internal_closure(VM *vm, const char *name, int max_slots) {
+  ObjProto *proto = obj_proto(vm, PROTO_INTERNAL, "<vm>", 0);
+  proto->name = obj_cstring(vm, name);
+  proto->max_slots = max_slots;
+  return obj_closure(vm, proto, 0);
+}
+
+/* Every thread's base frame: slot 0 holds the thread's action. */
+static ObjClosure *make_entry(VM *vm) {
+  ObjClosure *closure = internal_closure(vm, "<thread>", 2);
+  emit(closure->proto, OP_BIND);
+  emit(closure->proto, OP_THREAD_EXIT);
+  return closure;
+}
+
+/* timeout(d, act): slots 0 and 1 hold d and act, slot 2 the armed timeout. */
+static ObjClosure *make_timeout(VM *vm) {
+  ObjClosure *closure = internal_closure(vm, "timeout", 5);
+  ObjProto *proto = closure->proto;
+  emit(proto, OP_TIMEOUT_ARM);
+  emit(proto, OP_GET_LOCAL);
+  chunk_write(&proto->chunk, 1, 0);
+  emit(proto, OP_BIND);
+  emit(proto, OP_TIMEOUT_DISARM);
+  emit(proto, OP_RETURN);
+  proto->handler = proto->chunk.count;
+  proto->handler_depth = 3;
+  emit(proto, OP_TIMEOUT_CATCH);
+  return closure;
+}
+
+VM *vm_new(const VMConfig *config) {
+  VM *vm = calloc(1, sizeof *vm);
+  if (!vm) return NULL;
+  vm->config = *config;
+  vm->next_gc = 1024 * 1024;
+  const char *stress = getenv("SIMVM_GC_STRESS");
+  vm->gc_stress = stress && *stress && strcmp(stress, "0") != 0;
+  vm->optimize = config->opt_level > 0;
+  vm->main_global = -1;
+  vm->result = UNIT_VAL;
+  table_init(&vm->strings);
+  table_init(&vm->global_index);
+  value_array_init(&vm->globals);
+  value_array_init(&vm->module_inits);
+  timer_heap_init(&vm->timers);
+
+  vm->gc_paused++;
+  define_builtins(vm);
+  vm->entry_closure = make_entry(vm);
+  vm->timeout_closure = make_timeout(vm);
+  vm->thread_killed = obj_exception(vm, EXC_KILLED, NULL);
+  vm->gc_paused--;
+
+  if (loader_load_prelude(vm) != SIM_OK) {
+    vm_free(vm);
+    return NULL;
+  }
+  return vm;
+}
+
+void vm_free(VM *vm) {
+  if (!vm) return;
+  vm->timers.count = 0; /* the heap points into objects about to be freed */
+  gc_free_all(vm);
+  timer_heap_free(&vm->timers);
+  run_queue_free(&vm->run_queue);
+  table_free(&vm->strings);
+  table_free(&vm->global_index);
+  value_array_free(&vm->globals);
+  value_array_free(&vm->module_inits);
+  free(vm->global_info);
+  free(vm->due);
+  loader_free(vm);
+  while (vm->sources) {
+    Source *next = vm->sources->next;
+    source_free(vm->sources);
+    vm->sources = next;
+  }
+  free(vm);
+}
+
+/* ---- running ---- */
+
+SimStatus vm_run(VM *vm) {
+  vm->gc_paused++;
+  ObjClosure *boot = loader_boot_action(vm);
+  vm->gc_paused--;
+  if (!boot) return SIM_COMPILE_ERROR;
+  vm->now = 0;
+  vm->steps = 0;
+  vm->main_thread = thread_new(vm, NULL, OBJ_VAL(boot));
+  sched_enqueue(vm, vm->main_thread);
+  SimStatus status = interp_run(vm);
+  return status;
+}
+
+Value vm_result(VM *vm) { return vm->result; }
+int64_t vm_now(VM *vm) { return vm->now; }
+uint64_t vm_steps(VM *vm) { return vm->steps; }
+
+char *vm_show(VM *vm, Value value) {
+  (void)vm;
+  Buffer buf;
+  buf_init(&buf);
+  value_show(&buf, value, false);
+  if (!buf.data) buf_append(&buf, "", 0);
+  return buf.data;
+}

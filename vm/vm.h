@@ -1,0 +1,80 @@
+/* simvm's public interface: build a VM, load a program, run the simulation.
+ *
+ *   VM *vm = vm_new(&config);
+ *   if (vm_load_file(vm, "prog.sim") == SIM_OK) status = vm_run(vm);
+ *   vm_free(vm);
+ *
+ * All output goes through the callbacks in VMConfig, so tests and embedders
+ * capture it without touching stdout. */
+#ifndef SIMVM_VM_H
+#define SIMVM_VM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "value.h"
+
+/* Outcome of loading or running; the CLI maps each to a distinct exit status. */
+typedef enum {
+  SIM_OK = 0,             /* main finished                                  */
+  SIM_FAILED = 1,         /* an uncaught exception or runtime error in main */
+  SIM_USAGE = 2,          /* bad command line, or a file that cannot be read */
+  SIM_COMPILE_ERROR = 3,  /* the script does not compile                    */
+  SIM_DEADLOCK = 4,       /* main blocked with nothing left that could wake it */
+  SIM_LIMIT = 5           /* --max-steps or --max-time reached              */
+} SimStatus;
+
+/* Receives `len` bytes of text (not NUL-terminated); `user` is VMConfig.user. */
+typedef void (*WriteFn)(void *user, const char *text, size_t len);
+
+typedef struct {
+  WriteFn write_say;     /* each say: the text, then "\n"; NULL: discard    */
+  WriteFn write_trace;   /* trace lines when `trace` is set                 */
+  WriteFn write_error;   /* diagnostics and runtime errors                  */
+  void *user;
+  bool trace;            /* emit the full event trace (say events included) */
+  uint64_t max_steps;    /* instructions; 0: no limit                       */
+  int64_t max_time;      /* simulated nanoseconds; < 0: no limit            */
+  int opt_level;         /* 1 (default): inline statements, direct opcodes;
+                            0: io-sim's strategy, every action built and bound */
+  const char **argv;     /* the script's arguments, returned by args()      */
+  int argc;
+} VMConfig;
+
+typedef struct VM VM;
+
+/* Defaults: no callbacks, no trace, no limits, opt_level 1, no arguments. */
+void vm_config_init(VMConfig *config);
+
+/* A new VM with the standard library compiled in. NULL only if the embedded
+ * library fails to compile (a build defect, reported on write_error). */
+VM *vm_new(const VMConfig *config);
+void vm_free(VM *vm);
+
+/* Compile a script file (and what it imports). Errors are reported through
+ * write_error as `file:line:col: error: message` plus the source line and a
+ * caret. Returns SIM_OK, SIM_USAGE (unreadable file) or SIM_COMPILE_ERROR. */
+SimStatus vm_load_file(VM *vm, const char *path);
+
+/* Same, from memory; `name` is used in diagnostics and for relative imports. */
+SimStatus vm_load_source(VM *vm, const char *name, const char *text, size_t length);
+
+/* Run `main` from simulated time 0 until main ends, fails, deadlocks or hits
+ * a limit. Runtime errors go to write_error with thread, time and a trace. */
+SimStatus vm_run(VM *vm);
+
+/* After vm_run: main's result (unit if it did not finish). */
+Value vm_result(VM *vm);
+
+/* After vm_run: the simulated time reached, in nanoseconds. */
+int64_t vm_now(VM *vm);
+
+/* After vm_run: instructions executed. */
+uint64_t vm_steps(VM *vm);
+
+/* Render a value as show() does (strings unquoted at top level) into a
+ * malloc'd string the caller frees. */
+char *vm_show(VM *vm, Value value);
+
+#endif
