@@ -42,8 +42,14 @@ static Entry *find_entry(Entry *entries, int capacity, ObjString *key) {
   }
 }
 
+/* Rehash, dropping tombstones; the capacity doubles only when the live
+ * entries need it, so a weak table that keeps losing keys does not grow. */
 static void grow(Table *table) {
-  int capacity = table->capacity ? table->capacity * 2 : 16;
+  int live = 0;
+  for (int i = 0; i < table->capacity; i++)
+    if (table->entries[i].key) live++;
+  int capacity = table->capacity ? table->capacity : 16;
+  while ((live + 1) > capacity * MAX_LOAD / 2) capacity *= 2;
   Entry *entries = xrealloc(NULL, (size_t)capacity * sizeof(Entry));
   for (int i = 0; i < capacity; i++) {
     entries[i].key = NULL;

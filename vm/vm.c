@@ -150,11 +150,11 @@ void vm_free(VM *vm) {
   run_queue_free(&vm->run_queue);
   table_free(&vm->strings);
   table_free(&vm->global_index);
+  loader_free(vm);
   value_array_free(&vm->globals);
   value_array_free(&vm->module_inits);
   free(vm->global_info);
   free(vm->due);
-  loader_free(vm);
   while (vm->sources) {
     Source *next = vm->sources->next;
     source_free(vm->sources);
