@@ -93,13 +93,45 @@ static SimStatus load_import(VM *vm, const Source *from, const Decl *decl, const
   return load_source(vm, source, key, loading, depth + 1, diag);
 }
 
+/* Length of the valid UTF-8 sequence at s (1-4), or 0 if it is not valid. */
+static int utf8_length(const unsigned char *s, const unsigned char *end) {
+  int n = s[0] < 0x80 ? 1 : (s[0] >> 5) == 0x6 ? 2 : (s[0] >> 4) == 0xe ? 3 : (s[0] >> 3) == 0x1e ? 4 : 0;
+  if (n == 0 || s + n > end) return 0;
+  for (int i = 1; i < n; i++)
+    if ((s[i] & 0xc0) != 0x80) return 0;
+  return n;
+}
+
+/* Scripts are UTF-8 text: a NUL byte or a malformed sequence means the file
+ * is not a script (random bytes, a binary), reported once. */
+static bool check_text(const Source *source, Diag *diag) {
+  const unsigned char *start = (const unsigned char *)source->text, *end = start + source->length;
+  int line = 1, col = 1;
+  for (const unsigned char *s = start; s < end;) {
+    int n = *s ? utf8_length(s, end) : 0;
+    if (n == 0) {
+      diag_error(diag, source, line, col, "this is not a text file: byte 0x%02x is not valid UTF-8 text", *s);
+      return false;
+    }
+    if (*s == '\n') {
+      line++;
+      col = 1;
+    } else {
+      col += n; /* columns count bytes, as the lexer's do */
+    }
+    s += n;
+  }
+  return true;
+}
+
 /* Parse, load imports, compile. Takes ownership of source and key. */
 static SimStatus load_source(VM *vm, Source *source, char *key, const Loading *outer, int depth, Diag *diag) {
   source->next = vm->sources;
   vm->sources = source;
   Loading loading = {key, outer};
   Module module;
-  bool parsed = parse_source(source, diag, &module);
+  module.arena = NULL;
+  bool parsed = check_text(source, diag) && parse_source(source, diag, &module);
   SimStatus status = parsed ? SIM_OK : SIM_COMPILE_ERROR;
   for (int i = 0; parsed && i < module.decls.count; i++) {
     const Decl *decl = module.decls.items[i];

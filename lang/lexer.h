@@ -23,7 +23,10 @@ typedef struct {
 
   int last_token;           /* kind of the last token returned */
   bool newline_before;      /* a newline preceded the token being lexed */
-  char brackets[LEXER_MAX_NESTING];  /* open brackets: '(' '[' '{' '#' */
+  struct {
+    char kind;              /* '(' '[' '{' or '#' for "#{" */
+    int line, col;          /* where it was opened          */
+  } brackets[LEXER_MAX_NESTING];
   int depth;                /* may exceed the array; only the top matters */
   bool has_peek;            /* a token is stashed behind an inserted ';' */
   int peek_kind;
@@ -31,5 +34,8 @@ typedef struct {
 
 /* Start lexing `length` bytes at `text`; text[length] must be NUL. */
 void lexer_init(Lexer *lexer, const char *text, unsigned long length);
+
+/* The innermost bracket still open, or NULL (for "the '(' opened at ..."). */
+const char *lexer_open_bracket(const Lexer *lexer, int *line, int *col);
 
 #endif

@@ -202,6 +202,11 @@ static int lex_raw(Lexer *lx, Parser *p, YYSTYPE *value, YYLTYPE *loc) {
       "#{"  { return HASH_BRACE; }
       [-+*/%<>=!(){}[\],;.:] { return *lx->token; }
 
+      [\xc0-\xdf] [\x80-\xbf] | [\xe0-\xef] [\x80-\xbf]{2} | [\xf0-\xf7] [\x80-\xbf]{3} {
+        lex_error(p, line, col, "unexpected character '%.*s'", (int)(lx->cursor - lx->token), lx->token);
+        return YYerror;
+      }
+
       * {
         unsigned char c = (unsigned char)*lx->token;
         char shown[16];
@@ -236,7 +241,19 @@ static bool continues_expression(int kind) {
   }
 }
 
-static void track_brackets(Lexer *lx, int kind) {
+const char *lexer_open_bracket(const Lexer *lx, int *line, int *col) {
+  if (lx->depth == 0 || lx->depth > LEXER_MAX_NESTING) return NULL;
+  *line = lx->brackets[lx->depth - 1].line;
+  *col = lx->brackets[lx->depth - 1].col;
+  switch (lx->brackets[lx->depth - 1].kind) {
+    case '(': return "(";
+    case '[': return "[";
+    case '#': return "#{";
+    default: return "{";
+  }
+}
+
+static void track_brackets(Lexer *lx, int kind, const YYLTYPE *loc) {
   char open = 0;
   switch (kind) {
     case '(': open = '('; break;
@@ -249,14 +266,18 @@ static void track_brackets(Lexer *lx, int kind) {
     default:
       return;
   }
-  if (lx->depth < LEXER_MAX_NESTING) lx->brackets[lx->depth] = open;
+  if (lx->depth < LEXER_MAX_NESTING) {
+    lx->brackets[lx->depth].kind = open;
+    lx->brackets[lx->depth].line = loc->first_line;
+    lx->brackets[lx->depth].col = loc->first_column;
+  }
   lx->depth++;
 }
 
 static bool in_statement_context(const Lexer *lx) {
   if (lx->depth == 0) return true;
   if (lx->depth > LEXER_MAX_NESTING) return false;
-  return lx->brackets[lx->depth - 1] == '{';
+  return lx->brackets[lx->depth - 1].kind == '{';
 }
 
 int lexer_next(Lexer *lx, Parser *p, YYSTYPE *value, YYLTYPE *loc) {
@@ -278,7 +299,7 @@ int lexer_next(Lexer *lx, Parser *p, YYSTYPE *value, YYLTYPE *loc) {
       return ';';
     }
   }
-  track_brackets(lx, kind);
+  track_brackets(lx, kind, loc);
   lx->last_token = kind;
   return kind;
 }

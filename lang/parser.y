@@ -48,8 +48,15 @@ int lexer_next(Lexer *lexer, Parser *p, YYSTYPE *value, YYLTYPE *loc);
 %code {
 static int yylex(YYSTYPE *value, YYLTYPE *loc, Parser *p) { return lexer_next(&p->lexer, p, value, loc); }
 
+/* Bison's message, plus the unclosed bracket when the error is on a later line. */
 static void yyerror(YYLTYPE *loc, Parser *p, const char *message) {
-  diag_error(p->diag, p->source, loc->first_line, loc->first_column, "%s", message);
+  int line, col;
+  const char *open = lexer_open_bracket(&p->lexer, &line, &col);
+  if (open && line < loc->first_line)
+    diag_error(p->diag, p->source, loc->first_line, loc->first_column, "%s (the '%s' at line %d, column %d is not closed)",
+               message, open, line, col);
+  else
+    diag_error(p->diag, p->source, loc->first_line, loc->first_column, "%s", message);
 }
 
 #define LOC(l) ((Loc){(l).first_line, (l).first_column})

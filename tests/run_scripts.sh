@@ -141,5 +141,5 @@ timeout_fail: none
 timeout_succeed: some(())
 timeout_race: some(())" ]; then passed=$((passed + 1)); else fail "bench/seed results" "$(cat "$tmp/results")"; fi
 
-echo "script tests: $passed passed, $failed failed"
+echo "scripts: $passed passed, $failed failed"
 [ "$failed" = 0 ]
