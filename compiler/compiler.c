@@ -42,6 +42,7 @@ typedef struct {
 
 static void compile_expr(Compiler *c, const Expr *e, bool tail);
 static void compile_run(Compiler *c, const Expr *e, bool tail);
+static void compile_stmts(Compiler *c, const NodeList *stmts, bool tail, Loc loc);
 
 static void error_at(Compiler *c, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void error_at(Compiler *c, Loc loc, const char *fmt, ...) {
@@ -263,7 +264,8 @@ static void compile_lambda(Compiler *c, const Expr *e, const char *name) {
 static void compile_action(Compiler *c, const Expr *e) {
   FnState fn;
   begin_fn(c, &fn, PROTO_BLOCK, enclosing_name(c), e->loc);
-  compile_run(c, e, true);
+  if (e->kind == EXPR_BLOCK) compile_stmts(c, &e->as.block, true, e->loc); /* its own body, at any -O */
+  else compile_run(c, e, true);
   end_fn(c, &fn, e->loc);
 }
 
