@@ -38,6 +38,7 @@ typedef struct {
   const Source *source;
   FnState *fn;
   int line;             /* attributed to the bytes being emitted */
+  const char *decl;     /* the top-level name being defined: names its blocks */
 } Compiler;
 
 static void compile_expr(Compiler *c, const Expr *e, bool tail);
@@ -239,8 +240,10 @@ static void end_fn(Compiler *c, FnState *fn, Loc loc) {
   if (c->fn) emit_u16(c, OP_CLOSURE, make_constant(c, OBJ_VAL(proto), loc));
 }
 
+/* Blocks are named after the function (or top-level value) they appear in. */
 static const char *enclosing_name(Compiler *c) {
-  return c->fn && c->fn->proto->name ? c->fn->proto->name->chars : "<block>";
+  if (!c->fn->enclosing && c->decl) return c->decl;
+  return c->fn->proto->name ? c->fn->proto->name->chars : "<block>";
 }
 
 static void compile_lambda(Compiler *c, const Expr *e, const char *name) {
@@ -571,7 +574,7 @@ static void compile_expr(Compiler *c, const Expr *e, bool tail) {
 /* ---- modules ---- */
 
 ObjClosure *compile_module(VM *vm, const Source *source, const Module *module, Diag *diag) {
-  Compiler c = {vm, diag, source, NULL, 1};
+  Compiler c = {vm, diag, source, NULL, 1, NULL};
   int errors_before = diag->errors;
   FnState script;
   begin_fn(&c, &script, PROTO_BLOCK, "<top level>", (Loc){1, 1});
@@ -606,6 +609,7 @@ ObjClosure *compile_module(VM *vm, const Source *source, const Module *module, D
       const Decl *d = module->decls.items[i];
       if (slots[i] < 0 || (d->kind == DECL_FN) != (pass == 0)) continue;
       c.line = d->loc.line;
+      c.decl = d->name;
       if (d->kind == DECL_FN) compile_lambda(&c, d->expr, d->name);
       else compile_expr(&c, d->expr, false);
       emit_u16(&c, OP_DEFINE_GLOBAL, slots[i]);

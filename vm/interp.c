@@ -288,7 +288,7 @@ static void emit_say(VM *vm, ObjThread *thread, Value what) {
   if (vm->config.trace) {
     Buffer quoted;
     buf_init(&quoted);
-    value_show(&quoted, OBJ_VAL(obj_string(vm, text.data ? text.data : "", (int)text.length)), true);
+    buf_append_quoted(&quoted, text.data ? text.data : "", text.length);
     vm_trace(vm, thread, "say %s", quoted.data);
     buf_free(&quoted);
   }
@@ -651,6 +651,8 @@ next_thread:
     goto next_thread;
   }
   CASE(SAY): {
+    if (IS_BLOCK_CLOSURE(PEEK(0)) || IS_ACTION(PEEK(0)))
+      RUNTIME_ERROR("say got an action, not its result: run it first (`x <- act`, then say(show(x)))");
     STORE_FRAME();
     emit_say(vm, thread, PEEK(0));
     PEEK(0) = UNIT_VAL;

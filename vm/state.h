@@ -106,6 +106,8 @@ void buf_init(Buffer *buf);
 void buf_append(Buffer *buf, const char *text, size_t length);
 void buf_printf(Buffer *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void buf_free(Buffer *buf);
+/* Append text in double quotes, escaping quotes, backslashes and control bytes. */
+void buf_append_quoted(Buffer *buf, const char *text, size_t length);
 /* quote: render strings with quotes and escapes (inside lists, records). */
 void value_show(Buffer *buf, Value value, bool quote);
 /* Format a duration with the largest unit that is exact: "1500us", "2ms". */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "builtins.h"
 #include "opcodes.h"
 #include "state.h"
 
@@ -177,10 +178,10 @@ static void show_float(Buffer *buf, double f) {
   if (!strpbrk(text, ".eE")) buf_append(buf, ".0", 2);
 }
 
-static void show_string_quoted(Buffer *buf, const ObjString *s) {
+void buf_append_quoted(Buffer *buf, const char *text, size_t length) {
   buf_append(buf, "\"", 1);
-  for (int i = 0; i < s->length; i++) {
-    unsigned char c = (unsigned char)s->chars[i];
+  for (size_t i = 0; i < length; i++) {
+    unsigned char c = (unsigned char)text[i];
     switch (c) {
       case '"': buf_append(buf, "\\\"", 2); break;
       case '\\': buf_append(buf, "\\\\", 2); break;
@@ -208,7 +209,7 @@ void value_show(Buffer *buf, Value value, bool quote) {
   }
   switch (OBJ_TYPE(value)) {
     case OBJ_STRING:
-      if (quote) show_string_quoted(buf, AS_STRING(value));
+      if (quote) buf_append_quoted(buf, AS_CSTRING(value), (size_t)AS_STRING(value)->length);
       else buf_append(buf, AS_CSTRING(value), (size_t)AS_STRING(value)->length);
       return;
     case OBJ_CONS: {
@@ -243,9 +244,9 @@ void value_show(Buffer *buf, Value value, bool quote) {
       return;
     case OBJ_BUILTIN: buf_printf(buf, "<fn %s>", AS_BUILTIN(value)->builtin->name); return;
     case OBJ_ACTION: {
-      char name[32];
-      snprintf(name, sizeof name, "%s", opcode_info[AS_ACTION(value)->op].name);
-      for (char *c = name; *c; c++) *c = (char)((*c >= 'A' && *c <= 'Z') ? *c - 'A' + 'a' : *c);
+      const char *name = "?";
+      for (int i = 0; i < builtin_count; i++)
+        if (builtin_table[i].op == AS_ACTION(value)->op) name = builtin_table[i].name;
       buf_printf(buf, "<action %s>", name);
       return;
     }
