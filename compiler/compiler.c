@@ -90,6 +90,13 @@ static void emit_var(Compiler *c, OpCode op, int operand, int effect) {
   adjust_depth(c, effect);
 }
 
+/* Run the action on top as this frame's result. The RETURN after it is
+ * reached only when the action is a primitive, which runs in this frame. */
+static void emit_tail_bind(Compiler *c) {
+  emit_op(c, OP_TAIL_BIND);
+  emit_var(c, OP_RETURN, 0, -1);
+}
+
 static int make_constant(Compiler *c, Value value, Loc loc) {
   int index = chunk_add_constant(chunk(c), value);
   if (index > UINT16_MAX) {
@@ -337,7 +344,7 @@ static void compile_run(Compiler *c, const Expr *e, bool tail) {
         compile_expr(c, f, false);
         emit_u8(c, OP_GET_LOCAL, slot);
         emit_var(c, OP_CALL, 1, -1);
-        if (tail) emit_var(c, OP_TAIL_BIND, 0, -1);
+        if (tail) emit_tail_bind(c);
         else emit_op(c, OP_BIND);
       }
       if (!tail) end_scope(c, base);
@@ -391,7 +398,7 @@ static void compile_run(Compiler *c, const Expr *e, bool tail) {
   }
   compile_expr(c, e, false);
   c->line = e->loc.line;
-  if (tail) emit_var(c, OP_TAIL_BIND, 0, -1);
+  if (tail) emit_tail_bind(c);
   else emit_op(c, OP_BIND);
 }
 
@@ -526,13 +533,13 @@ static void compile_expr(Compiler *c, const Expr *e, bool tail) {
       /* a && b  is  if a then b else false;  a || b  is  if a then true else b */
       compile_expr(c, e->as.then.left, false);
       int to_else = emit_jump(c, OP_JUMP_IF_FALSE);
-      if (e->kind == EXPR_AND) compile_expr(c, e->as.then.right, false);
+      if (e->kind == EXPR_AND) compile_expr(c, e->as.then.right, tail);
       else emit_op(c, OP_TRUE);
       int to_end = emit_jump(c, OP_JUMP);
       patch_jump(c, to_else, e->loc);
       adjust_depth(c, -1);
       if (e->kind == EXPR_AND) emit_op(c, OP_FALSE);
-      else compile_expr(c, e->as.then.right, false);
+      else compile_expr(c, e->as.then.right, tail);
       patch_jump(c, to_end, e->loc);
       return;
     }

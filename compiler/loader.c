@@ -216,6 +216,7 @@ ObjClosure *loader_boot_action(VM *vm) {
     chunk_write(chunk, 0, 0);
   }
   chunk_write(chunk, OP_TAIL_BIND, 0);
+  chunk_write(chunk, OP_RETURN, 0);
   return obj_closure(vm, proto, 0);
 }
 

@@ -97,7 +97,7 @@ static int lex_duration(Parser *p, const char *start, const char *end, int line,
   if (unit_length == 1) scale = 1000000000;
   else if (unit[0] == 'm') scale = 1000000;
   else if (unit[0] == 'u') scale = 1000;
-  bool fractional = memchr(start, '.', (size_t)(unit - start)) != NULL;
+  bool fractional = strpbrk(start, ".eE") && strpbrk(start, ".eE") < unit;
   if (!fractional) {
     int64_t n;
     if (!parse_integer(start, unit, &n) || n > INT64_MAX / scale) {
@@ -135,7 +135,7 @@ static int lex_raw(Lexer *lx, Parser *p, YYSTYPE *value, YYLTYPE *loc) {
       digit  = [0-9];
       digits = digit (digit | "_")*;
       ident  = [a-zA-Z_] [a-zA-Z0-9_]*;
-      number = digits | digits "." digits ([eE] [+-]? digits)?;
+      number = digits ("." digits)? ([eE] [+-]? digits)?;
       unit   = "ns" | "us" | "ms" | "s";
 
       $ { return YYEOF; }
@@ -157,11 +157,6 @@ static int lex_raw(Lexer *lx, Parser *p, YYSTYPE *value, YYLTYPE *loc) {
       "import" { return IMPORT; }
 
       number unit { return lex_duration(p, (const char *)lx->token, (const char *)lx->cursor, line, col, value); }
-      number [a-zA-Z_] [a-zA-Z0-9_]* {
-        lex_error(p, line, col, "invalid number '%.*s' (duration units are ns, us, ms and s)",
-                  (int)(lx->cursor - lx->token), lx->token);
-        return YYerror;
-      }
       digits {
         if (!parse_integer(lx->token, lx->cursor, &value->integer)) {
           lex_error(p, line, col, "integer literal is too large for 64 bits");
@@ -169,11 +164,16 @@ static int lex_raw(Lexer *lx, Parser *p, YYSTYPE *value, YYLTYPE *loc) {
         }
         return INT;
       }
-      digits "." digits ([eE] [+-]? digits)? {
+      digits ("." digits)? [eE] [+-]? digits | digits "." digits {
         value->number = parse_float(lx->token, lx->cursor);
         return FLOAT;
       }
 
+      number [a-zA-Z_] [a-zA-Z0-9_]* {
+        lex_error(p, line, col, "invalid number '%.*s' (duration units are ns, us, ms and s)",
+                  (int)(lx->cursor - lx->token), lx->token);
+        return YYerror;
+      }
       ident {
         value->name = arena_strndup(p->arena, lx->token, (size_t)(lx->cursor - lx->token));
         return IDENT;

@@ -102,6 +102,7 @@ static Expr *lambda(Parser *p, NodeList params, Expr *body, const char *name, YY
 
 %precedence BODY
 %left THEN_OP BIND_OP
+%precedence RETURN_ARG   /* return e >>= f  is  (return e) >>= f */
 %left OR
 %left AND
 %nonassoc EQ NE '<' LE '>' GE
@@ -196,7 +197,7 @@ expr
     }
   | FN '(' params ')' FAT_ARROW expr %prec BODY { $$ = lambda(p, $3, $6, NULL, @1); }
   | FN '(' params ')' block                     { $$ = lambda(p, $3, $5, NULL, @1); }
-  | RETURN expr %prec BODY { $$ = NEW(EXPR_RETURN, @1); $$->as.ret = $2; }
+  | RETURN expr %prec RETURN_ARG { $$ = NEW(EXPR_RETURN, @1); $$->as.ret = $2; }
   | postfix
   ;
 

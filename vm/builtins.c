@@ -210,14 +210,7 @@ static bool nat_abs(VM *vm, Value *args, Value *result) {
 }
 
 static bool ordered(VM *vm, const char *name, Value a, Value b, int *order) {
-  if ((IS_INT(a) && IS_INT(b)) || (IS_DURATION(a) && IS_DURATION(b))) {
-    *order = (AS_INT(a) > AS_INT(b)) - (AS_INT(a) < AS_INT(b));
-  } else if (IS_FLOAT(a) && IS_FLOAT(b)) {
-    *order = (AS_FLOAT(a) > AS_FLOAT(b)) - (AS_FLOAT(a) < AS_FLOAT(b));
-  } else {
-    EXPECT(false, "%s needs two ints, floats or durations, not %s and %s", name, value_type_name(a),
-           value_type_name(b));
-  }
+  EXPECT(value_compare(a, b, order), "%s cannot compare %s and %s", name, value_type_name(a), value_type_name(b));
   return true;
 }
 

@@ -18,6 +18,8 @@
 
 /* ---- errors and exceptions ---- */
 
+#define MAX_TRACE_FRAMES 20   /* a stack overflow would print a million lines */
+
 static int frame_line(const CallFrame *frame) {
   const Chunk *chunk = &frame->closure->proto->chunk;
   int offset = (int)(frame->ip - chunk->code) - 1;
@@ -32,14 +34,21 @@ static Value error_exception(VM *vm, ObjThread *thread) {
   exc->message = obj_cstring(vm, vm->error);
   Buffer trace;
   buf_init(&trace);
+  int shown = 0, hidden = 0;
   for (int i = thread->frame_count - 1; i >= 0; i--) {
     const CallFrame *frame = &thread->frames[i];
     const ObjProto *proto = frame->closure->proto;
     if (proto->kind == PROTO_INTERNAL || proto->line == 0) continue; /* the VM's own code */
     int line = frame_line(frame);
     if (!exc->where) exc->where = obj_stringf(vm, "%s:%d", proto->file, line);
+    if (shown == MAX_TRACE_FRAMES) {
+      hidden++;
+      continue;
+    }
     buf_printf(&trace, "  at %s:%d in %s\n", proto->file, line, proto->name ? proto->name->chars : "?");
+    shown++;
   }
+  if (hidden) buf_printf(&trace, "  ... and %d more frame%s\n", hidden, hidden == 1 ? "" : "s");
   if (trace.length) exc->trace = obj_string(vm, trace.data, (int)trace.length);
   buf_free(&trace);
   gc_pop_root(vm);
@@ -60,9 +69,13 @@ static void thread_died(VM *vm, ObjThread *thread, Value exc) {
   duration_show(&when, vm->now);
   if (IS_EXCEPTION(exc) && AS_EXCEPTION(exc)->kind == EXC_ERROR) {
     ObjException *e = AS_EXCEPTION(exc);
-    vm_report(vm, "%s: runtime error: %s\n  in thread %s at simulated time %s\n%s",
-              e->where ? e->where->chars : "?", e->message->chars, name, when.data,
-              e->trace ? e->trace->chars : "");
+    Buffer report;
+    buf_init(&report);
+    buf_printf(&report, "%s: runtime error: %s\n  in thread %s at simulated time %s\n",
+               e->where ? e->where->chars : "simvm", e->message->chars, name, when.data);
+    if (e->trace) buf_append(&report, e->trace->chars, (size_t)e->trace->length);
+    if (vm->config.write_error) vm->config.write_error(vm->config.user, report.data, report.length);
+    buf_free(&report);
   } else if (thread == vm->main_thread) {
     vm_report(vm, "simvm: uncaught exception %s in thread %s at simulated time %s\n", text.data, name, when.data);
   }
@@ -180,22 +193,7 @@ overflow:
 
 /* -1, 0, 1 into *order; false (error set) when the values are not ordered. */
 static bool compare(VM *vm, Value a, Value b, int *order) {
-  if (IS_INT(a) && IS_INT(b)) {
-    *order = (AS_INT(a) > AS_INT(b)) - (AS_INT(a) < AS_INT(b));
-  } else if (NUMERIC(a) && NUMERIC(b)) {
-    double x = TO_DOUBLE(a), y = TO_DOUBLE(b);
-    *order = (x > y) - (x < y);
-  } else if (IS_DURATION(a) && IS_DURATION(b)) {
-    *order = (AS_INT(a) > AS_INT(b)) - (AS_INT(a) < AS_INT(b));
-  } else if (IS_STRING(a) && IS_STRING(b)) {
-    ObjString *x = AS_STRING(a), *y = AS_STRING(b);
-    int n = x->length < y->length ? x->length : y->length;
-    int c = memcmp(x->chars, y->chars, (size_t)n);
-    *order = c ? (c > 0) - (c < 0) : (x->length > y->length) - (x->length < y->length);
-  } else {
-    return type_error(vm, "compare", a, b);
-  }
-  return true;
+  return value_compare(a, b, order) || type_error(vm, "compare", a, b);
 }
 
 /* a ++ b for strings and lists; the result replaces nothing (caller pops). */
@@ -623,7 +621,11 @@ next_thread:
     RUNTIME_ERROR("cannot run %s: it is not an action", value_type_name(action));
   }
   CASE(TAIL_BIND): {
-    Value action = POP();
+    /* A block replaces this frame, so a loop of tail binds runs in constant
+     * stack. A primitive runs in this frame, which keeps its line for errors;
+     * the RETURN after this opcode then returns its result. */
+    Value action = PEEK(0);
+    if (!IS_BLOCK_CLOSURE(action)) goto run_action;
     thread->sp = slots;
     thread->frame_count--;
     LOAD_FRAME();
@@ -681,7 +683,11 @@ next_thread:
     AS_THREAD(target)->label = AS_STRING(label);
     if (vm->config.trace) {
       char id[96];
-      vm_trace(vm, thread, "label %s \"%s\"", thread_id(AS_THREAD(target), id, sizeof id), AS_CSTRING(label));
+      Buffer quoted;
+      buf_init(&quoted);
+      buf_append_quoted(&quoted, AS_CSTRING(label), (size_t)AS_STRING(label)->length);
+      vm_trace(vm, thread, "label %s %s", thread_id(AS_THREAD(target), id, sizeof id), quoted.data);
+      buf_free(&quoted);
     }
     thread->sp--;
     PEEK(0) = UNIT_VAL;
@@ -801,6 +807,7 @@ throw_exception:
 
 step_limit_reached:
   vm->steps = steps - 1;
-  vm_report(vm, "simvm: step limit reached: %" PRIu64 " instructions executed (--max-steps)\n", vm->steps);
+  vm_report(vm, "simvm: step limit reached: %" PRIu64 " instruction%s executed (--max-steps)\n", vm->steps,
+            vm->steps == 1 ? "" : "s");
   return SIM_LIMIT;
 }

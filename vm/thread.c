@@ -68,8 +68,8 @@ bool thread_reserve(VM *vm, ObjThread *thread, int needed) {
 }
 
 bool thread_push_frame(VM *vm, ObjThread *thread, ObjClosure *closure, Value *slots) {
+  if (thread->frame_count >= THREAD_MAX_FRAMES) return false;
   if (thread->frame_count == thread->frame_capacity) {
-    if (thread->frame_count >= THREAD_MAX_FRAMES) return false;
     int capacity = thread->frame_capacity * 2;
     thread->frames = xrealloc(thread->frames, (size_t)capacity * sizeof(CallFrame));
     gc_account(vm, (ptrdiff_t)((capacity - thread->frame_capacity) * (ptrdiff_t)sizeof(CallFrame)));

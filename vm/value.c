@@ -31,8 +31,39 @@ void value_array_free(ValueArray *array) {
   value_array_init(array);
 }
 
+bool value_compare(Value a, Value b, int *order) {
+  if ((IS_INT(a) && IS_INT(b)) || (IS_DURATION(a) && IS_DURATION(b))) {
+    *order = (AS_INT(a) > AS_INT(b)) - (AS_INT(a) < AS_INT(b));
+  } else if ((IS_INT(a) || IS_FLOAT(a)) && (IS_INT(b) || IS_FLOAT(b))) {
+    double x = IS_INT(a) ? (double)AS_INT(a) : AS_FLOAT(a), y = IS_INT(b) ? (double)AS_INT(b) : AS_FLOAT(b);
+    *order = (x > y) - (x < y);
+  } else if (IS_STRING(a) && IS_STRING(b)) {
+    ObjString *x = (ObjString *)AS_OBJ(a), *y = (ObjString *)AS_OBJ(b);
+    int n = x->length < y->length ? x->length : y->length;
+    int c = memcmp(x->chars, y->chars, (size_t)n);
+    *order = c ? (c > 0) - (c < 0) : (x->length > y->length) - (x->length < y->length);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+static bool record_field(const ObjRecord *record, const ObjString *name, Value *value) {
+  for (int i = 0; i < record->count; i++) {
+    if (record->fields[i].name == name) {
+      *value = record->fields[i].value;
+      return true;
+    }
+  }
+  return false;
+}
+
 bool value_equal(Value a, Value b) {
   for (;;) {
+    if ((IS_INT(a) && IS_FLOAT(b)) || (IS_FLOAT(a) && IS_INT(b))) {
+      int order;
+      return value_compare(a, b, &order) && order == 0;
+    }
     if (a.type != b.type) return false;
     switch (a.type) {
       case VAL_UNIT:
@@ -62,8 +93,9 @@ bool value_equal(Value a, Value b) {
         ObjRecord *ra = AS_RECORD(a), *rb = AS_RECORD(b);
         if (ra->count != rb->count) return false;
         for (int i = 0; i < ra->count; i++) {
-          if (ra->fields[i].name != rb->fields[i].name) return false;
-          if (!value_equal(ra->fields[i].value, rb->fields[i].value)) return false;
+          Value other;
+          if (!record_field(rb, ra->fields[i].name, &other)) return false;
+          if (!value_equal(ra->fields[i].value, other)) return false;
         }
         return true;
       }

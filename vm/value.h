@@ -74,9 +74,14 @@ void value_array_push(ValueArray *array, Value value);
 /* Release the storage (not the objects it points at). */
 void value_array_free(ValueArray *array);
 
-/* Structural equality: numbers by value (1 == 1.0 is false: types differ),
- * strings by content, lists and records element-wise, other objects by identity. */
+/* Structural equality: numbers by value (1 == 1.0, as with <=), strings by
+ * content, lists element-wise, records by their set of fields, other objects
+ * by identity. */
 bool value_equal(Value a, Value b);
+
+/* Order two values: ints, floats (mixed with ints), durations, strings
+ * (bytewise). *order is -1, 0 or 1; false when the two cannot be ordered. */
+bool value_compare(Value a, Value b, int *order);
 
 /* The user-facing type name: "int", "duration", "string", "list", "action" ... */
 const char *value_type_name(Value v);

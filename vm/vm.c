@@ -144,7 +144,9 @@ VM *vm_new(const VMConfig *config) {
 
 void vm_free(VM *vm) {
   if (!vm) return;
-  vm->timers.count = 0; /* the heap points into objects about to be freed */
+  /* the heap points into objects about to be freed: empty it first */
+  for (int i = 0; i < vm->timers.count; i++) vm->timers.items[i]->heap_index = -1;
+  vm->timers.count = 0;
   gc_free_all(vm);
   timer_heap_free(&vm->timers);
   run_queue_free(&vm->run_queue);
