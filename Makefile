@@ -97,8 +97,10 @@ asan test-asan:
 	$(MAKE) BUILD=build/asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" test
 
 demo: $(BUILD)/simvm
-	@echo '$$ simvm --trace examples/retry.sim'
-	@$(BUILD)/simvm --trace examples/retry.sim
+	@echo '$$ $(BUILD)/simvm examples/retry.sim'
+	@$(BUILD)/simvm examples/retry.sim
+	@echo
+	@echo 'Every event with its simulated time and thread: $(BUILD)/simvm --trace examples/retry.sim'
 
 install: $(BUILD)/simvm $(BUILD)/simc
 	install -d $(DESTDIR)$(PREFIX)/bin
