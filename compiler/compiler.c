@@ -44,6 +44,7 @@ typedef struct {
 static void compile_expr(Compiler *c, const Expr *e, bool tail);
 static void compile_run(Compiler *c, const Expr *e, bool tail);
 static void compile_stmts(Compiler *c, const NodeList *stmts, bool tail, Loc loc);
+static const GlobalInfo *check_call(Compiler *c, const Expr *e);
 
 static void error_at(Compiler *c, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void error_at(Compiler *c, Loc loc, const char *fmt, ...) {
@@ -265,8 +266,14 @@ static void compile_lambda(Compiler *c, const Expr *e, const char *name) {
     adjust_depth(c, 1);
     declare_local(c, param, e->loc);
   }
-  compile_expr(c, e->as.lambda.body, true);
-  emit_var(c, OP_RETURN, 0, -1);
+  if (e->as.lambda.body->kind == EXPR_BLOCK) {
+    /* fn(params) { stmts }: the statements run with the parameters as locals */
+    fn.proto->kind = PROTO_ACTION_FN;
+    compile_stmts(c, &e->as.lambda.body->as.block, true, e->as.lambda.body->loc);
+  } else {
+    compile_expr(c, e->as.lambda.body, true);
+    emit_var(c, OP_RETURN, 0, -1);
+  }
   end_fn(c, &fn, e->loc);
 }
 
@@ -385,11 +392,23 @@ static void compile_run(Compiler *c, const Expr *e, bool tail) {
         return;
       case EXPR_CALL: {
         const Builtin *builtin = direct_primitive(c, e);
-        if (!builtin) break;
-        for (int i = 0; i < e->as.call.args.count; i++) compile_expr(c, e->as.call.args.items[i], false);
+        if (builtin) {
+          for (int i = 0; i < e->as.call.args.count; i++) compile_expr(c, e->as.call.args.items[i], false);
+          c->line = e->loc.line;
+          emit_op(c, (OpCode)builtin->op);
+          if (tail) emit_var(c, OP_RETURN, 0, -1);
+          return;
+        }
+        if (e->as.call.args.count > MAX_ARGS) break; /* compile_call reports it */
+        /* f(args) bound at once: the fused pair skips building the action */
+        check_call(c, e);
+        int argc = e->as.call.args.count;
+        compile_expr(c, e->as.call.callee, false);
+        for (int i = 0; i < argc; i++) compile_expr(c, e->as.call.args.items[i], false);
         c->line = e->loc.line;
-        emit_op(c, (OpCode)builtin->op);
-        if (tail) emit_var(c, OP_RETURN, 0, -1);
+        emit_var(c, tail ? OP_TAIL_CALL_BIND : OP_CALL_BIND, argc, -argc);
+        if (tail) emit_tail_bind(c);
+        else emit_op(c, OP_BIND);
         return;
       }
       default:
@@ -461,20 +480,28 @@ static void compile_record(Compiler *c, const Expr *e) {
   emit_var(c, OP_RECORD, n, 1 - 2 * n);
 }
 
+/* The global a call's callee names, or NULL; reports a wrong argument count. */
+static const GlobalInfo *check_call(Compiler *c, const Expr *e) {
+  int argc = e->as.call.args.count;
+  const Expr *callee = e->as.call.callee;
+  int global = callee->kind == EXPR_NAME ? global_for(c, callee->as.name) : -1;
+  if (global < 0) return NULL;
+  const GlobalInfo *info = &c->vm->global_info[global];
+  if (info->arity >= 0 && info->arity != argc) {
+    error_at(c, e->loc, "'%s' takes %d argument%s, but %d %s given", info->name->chars, info->arity,
+             info->arity == 1 ? "" : "s", argc, argc == 1 ? "is" : "are");
+  }
+  return info;
+}
+
 static void compile_call(Compiler *c, const Expr *e, bool tail) {
   int argc = e->as.call.args.count;
   if (argc > MAX_ARGS) {
     error_at(c, e->loc, "a call has at most %d arguments", MAX_ARGS);
     return;
   }
-  const Expr *callee = e->as.call.callee;
-  int global = callee->kind == EXPR_NAME ? global_for(c, callee->as.name) : -1;
-  if (global >= 0) {
-    const GlobalInfo *info = &c->vm->global_info[global];
-    if (info->arity >= 0 && info->arity != argc) {
-      error_at(c, e->loc, "'%s' takes %d argument%s, but %d %s given", info->name->chars, info->arity,
-               info->arity == 1 ? "" : "s", argc, argc == 1 ? "is" : "are");
-    }
+  const GlobalInfo *info = check_call(c, e);
+  if (info) {
     if (info->builtin && info->builtin->op >= 0 && info->arity == argc) {
       /* build the primitive action without a call */
       for (int i = 0; i < argc; i++) compile_expr(c, e->as.call.args.items[i], false);
@@ -483,7 +510,7 @@ static void compile_call(Compiler *c, const Expr *e, bool tail) {
       return;
     }
   }
-  compile_expr(c, callee, false);
+  compile_expr(c, e->as.call.callee, false);
   for (int i = 0; i < argc; i++) compile_expr(c, e->as.call.args.items[i], false);
   c->line = e->loc.line;
   emit_var(c, tail ? OP_TAIL_CALL : OP_CALL, argc, -argc);

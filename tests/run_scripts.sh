@@ -64,7 +64,7 @@ check_script() {
   fi
   if [ -s "$tmp/expected_err" ]; then
     # every expected stderr line, in order, as a subsequence of stderr
-    if ! awk 'NR == FNR { want[n++] = $0; next } i < n && $0 == want[i] { i++ } END { exit i < n }' \
+    if ! awk 'NR == FNR { want[n++] = $0; next } i < n && $0 == want[i + 0] { i++ } END { exit (i < n) ? 1 : 0 }' \
         "$tmp/expected_err" "$tmp/err"; then
       fail "$name" "stderr lacks expected lines; it was:"
       sed 's/^/    /' "$tmp/err" | head -10

@@ -45,7 +45,7 @@ int debug_instruction(Buffer *out, const ObjProto *proto, int offset) {
 }
 
 void debug_list_proto(Buffer *out, const ObjProto *proto) {
-  static const char *kinds[] = {"function", "block", "script", "internal"};
+  static const char *kinds[] = {"function", "action function", "block", "script", "internal"};
   buf_printf(out, "%s %s (%s:%d): %d param%s, %d slots, %d upvalue%s, %d constants, %d bytes\n",
              kinds[proto->kind], proto->name ? proto->name->chars : "?", proto->file, proto->line, proto->arity,
              proto->arity == 1 ? "" : "s", proto->max_slots, proto->upvalue_count,

@@ -538,18 +538,30 @@ next_thread:
     if (!AS_BOOL(cond)) ip += offset;
     DISPATCH();
   }
+  CASE(CALL_BIND):
+  CASE(TAIL_CALL_BIND):
   CASE(CALL):
   CASE(TAIL_CALL): {
     int argc = READ_BYTE();
     Value callee = PEEK(argc);
-    STORE_FRAME();
-    if (IS_CLOSURE(callee) && AS_CLOSURE(callee)->proto->kind == PROTO_FUNCTION) {
+    if (IS_FUNCTION_CLOSURE(callee)) {
       ObjClosure *closure = AS_CLOSURE(callee);
       ObjProto *proto = closure->proto;
       if (argc != proto->arity)
         RUNTIME_ERROR("'%s' takes %d argument%s, but %d %s given", proto->name->chars, proto->arity,
                       proto->arity == 1 ? "" : "s", argc, argc == 1 ? "is" : "are");
-      if (op == OP_TAIL_CALL) {
+      bool run_now = proto->kind == PROTO_ACTION_FN && (op == OP_CALL_BIND || op == OP_TAIL_CALL_BIND);
+      if (proto->kind == PROTO_ACTION_FN && !run_now) {
+        /* a plain call of an action function builds the suspended call */
+        STORE_FRAME();
+        ObjAction *call = obj_action(vm, OP_RUN_CALL, argc + 1, thread->sp - argc - 1);
+        thread->sp -= argc;
+        PEEK(0) = OBJ_VAL(call);
+        DISPATCH();
+      }
+      if (run_now && op == OP_CALL_BIND) ip++; /* the body runs now: skip the BIND that follows */
+      STORE_FRAME();
+      if (op == OP_TAIL_CALL || (op == OP_TAIL_CALL_BIND && run_now)) {
         memmove(slots, thread->sp - argc - 1, (size_t)(argc + 1) * sizeof(Value));
         thread->sp = slots + argc + 1;
         if (!thread_reserve(vm, thread, proto->max_slots)) RUNTIME_ERROR("stack overflow");
@@ -564,6 +576,7 @@ next_thread:
       LOAD_FRAME();
       DISPATCH();
     }
+    STORE_FRAME();
     if (IS_BUILTIN(callee)) {
       const Builtin *builtin = AS_BUILTIN(callee)->builtin;
       if (argc != builtin->arity)
@@ -616,7 +629,14 @@ next_thread:
       STORE_FRAME();
       if (!thread_reserve(vm, thread, primitive->argc + 1)) RUNTIME_ERROR("stack overflow");
       for (int i = 0; i < primitive->argc; i++) PUSH(primitive->args[i]);
-      EXECUTE(primitive->op);
+      if (primitive->op != OP_RUN_CALL) EXECUTE(primitive->op);
+      /* a suspended call: the closure and its arguments become the frame's slots */
+      ObjClosure *closure = AS_CLOSURE(primitive->args[0]);
+      if (!thread_reserve(vm, thread, closure->proto->max_slots)) RUNTIME_ERROR("stack overflow");
+      if (!thread_push_frame(vm, thread, closure, thread->sp - primitive->argc))
+        RUNTIME_ERROR("stack overflow (%d nested binds)", THREAD_MAX_FRAMES);
+      LOAD_FRAME();
+      DISPATCH();
     }
     RUNTIME_ERROR("cannot run %s: it is not an action", value_type_name(action));
   }
@@ -625,7 +645,7 @@ next_thread:
      * stack. A primitive runs in this frame, which keeps its line for errors;
      * the RETURN after this opcode then returns its result. */
     Value action = PEEK(0);
-    if (!IS_BLOCK_CLOSURE(action)) goto run_action;
+    if (!IS_BLOCK_CLOSURE(action) && !IS_SUSPENDED_CALL(action)) goto run_action;
     thread->sp = slots;
     thread->frame_count--;
     LOAD_FRAME();
@@ -633,6 +653,7 @@ next_thread:
     goto run_action;
   }
   CASE(PURE): DISPATCH();
+  CASE(RUN_CALL): RUNTIME_ERROR("internal error: RUN_CALL is not an instruction");
 
   CASE(DELAY): {
     Value d = POP();

@@ -7,6 +7,7 @@
 #define SIMVM_OBJECT_H
 
 #include "chunk.h"
+#include "opcodes.h"
 #include "timer.h"
 #include "value.h"
 
@@ -62,6 +63,9 @@ typedef struct {
 /* What kind of code a prototype holds. */
 typedef enum {
   PROTO_FUNCTION,     /* fn (params) = expr: calling it computes a value   */
+  PROTO_ACTION_FN,    /* fn (params) { stmts }: calling it builds an action
+                         (a suspended call); binding that runs the body with
+                         the arguments as its locals                        */
   PROTO_BLOCK,        /* { stmts }: a closure of it is an action           */
   PROTO_SCRIPT,       /* a module's top level, run once at load            */
   PROTO_INTERNAL      /* the VM's own code (thread entry, timeout)         */
@@ -162,6 +166,11 @@ typedef struct {
 
 /* A block closure is an action; so is a primitive action value. */
 #define IS_BLOCK_CLOSURE(v) (IS_CLOSURE(v) && AS_CLOSURE(v)->proto->kind == PROTO_BLOCK)
+/* Closures that can be called. */
+#define IS_FUNCTION_CLOSURE(v) \
+  (IS_CLOSURE(v) && (AS_CLOSURE(v)->proto->kind == PROTO_FUNCTION || AS_CLOSURE(v)->proto->kind == PROTO_ACTION_FN))
+/* A suspended call of an action function: args[0] is the closure. */
+#define IS_SUSPENDED_CALL(v) (IS_ACTION(v) && AS_ACTION(v)->op == OP_RUN_CALL)
 
 /* Constructors. Each allocates through the GC funnel and may collect, so
  * every Value argument must already be reachable from a root (the stack). */
