@@ -86,7 +86,7 @@ unit-test: $(UNIT_TESTS)
 	@sh tests/run_unit.sh $(UNIT_TESTS)
 
 script-test: all
-	@sh tests/run_scripts.sh $(BUILD)/simvm $(BUILD)/simvm-switch
+	@bash tests/run_scripts.sh $(BUILD)/simvm $(BUILD)/simvm-switch
 
 test: all unit-test script-test
 

@@ -46,7 +46,7 @@ static bool decode_string(Parser *p, const char *start, const char *end, int lin
         char *stop;
         long code = strtol(hex, &stop, 16);
         if (stop != hex + 2 || code == 0) {
-          lex_error(p, line, col + (int)(s - start), "invalid escape '\\x%s' (two hex digits, not 00)", hex);
+          lex_error(p, line, col + (int)(s - 1 - start), "invalid escape '\\x%s' (two hex digits, not 00)", hex);
           return false;
         }
         out[length++] = (char)code;
@@ -55,7 +55,7 @@ static bool decode_string(Parser *p, const char *start, const char *end, int lin
       }
       default: {
         char shown[2] = {*s, 0};
-        lex_error(p, line, col + (int)(s - start), "unknown escape '\\%s' in string", shown);
+        lex_error(p, line, col + (int)(s - 1 - start), "unknown escape '\\%s' in string", shown);
         return false;
       }
     }
@@ -223,6 +223,7 @@ static bool ends_statement(int kind) {
   switch (kind) {
     case IDENT: case INT: case FLOAT: case DURATION: case STRING:
     case TRUE: case FALSE: case NONE: case ')': case ']': case '}':
+    case YYerror: /* so the parser's recovery can resume on the next line */
       return true;
     default:
       return false;

@@ -48,11 +48,14 @@ int lexer_next(Lexer *lexer, Parser *p, YYSTYPE *value, YYLTYPE *loc);
 %code {
 static int yylex(YYSTYPE *value, YYLTYPE *loc, Parser *p) { return lexer_next(&p->lexer, p, value, loc); }
 
-/* Bison's message, plus the unclosed bracket when the error is on a later line. */
+/* Bison's message, plus the bracket left open when that is the likely cause:
+ * a ( [ or #{ opened on an earlier line, or any bracket at the end of input
+ * (blocks span lines, so an open { alone says nothing). */
 static void yyerror(YYLTYPE *loc, Parser *p, const char *message) {
   int line, col;
   const char *open = lexer_open_bracket(&p->lexer, &line, &col);
-  if (open && line < loc->first_line)
+  bool at_end = p->lexer.last_token == YYEOF;
+  if (open && line < loc->first_line && (open[0] != '{' || at_end))
     diag_error(p->diag, p->source, loc->first_line, loc->first_column, "%s (the '%s' at line %d, column %d is not closed)",
                message, open, line, col);
   else
@@ -203,7 +206,7 @@ expr
 
 postfix
   : primary
-  | postfix '(' args ')'   { $$ = NEW(EXPR_CALL, @2); $$->as.call.callee = $1; $$->as.call.args = $3; }
+  | postfix '(' args ')'   { $$ = NEW(EXPR_CALL, @1); $$->as.call.callee = $1; $$->as.call.args = $3; }
   | postfix '[' expr ']'   { $$ = NEW(EXPR_INDEX, @2); $$->as.index.object = $1; $$->as.index.index = $3; }
   | postfix '.' IDENT      { $$ = NEW(EXPR_FIELD, @3); $$->as.field.object = $1; $$->as.field.name = $3; }
   ;

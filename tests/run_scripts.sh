@@ -95,11 +95,11 @@ check_script() {
 
   # determinism: two traced runs byte-identical, and the same under -O0
   # shellcheck disable=SC2086
-  run "$simvm" "$dir" --trace "$file" $args; cp "$tmp/out" "$tmp/trace1"
+  run "$simvm" "$dir" $flags --trace "$file" $args; cp "$tmp/out" "$tmp/trace1"
   # shellcheck disable=SC2086
-  run "$simvm" "$dir" --trace "$file" $args; cp "$tmp/out" "$tmp/trace2"
+  run "$simvm" "$dir" $flags --trace "$file" $args; cp "$tmp/out" "$tmp/trace2"
   # shellcheck disable=SC2086
-  run "$simvm" "$dir" -O0 --trace "$file" $args; cp "$tmp/out" "$tmp/trace3"
+  run "$simvm" "$dir" $flags -O0 --trace "$file" $args; cp "$tmp/out" "$tmp/trace3"
   if ! cmp -s "$tmp/trace1" "$tmp/trace2"; then fail "$name" "trace differs between two runs"; return; fi
   if ! cmp -s "$tmp/trace1" "$tmp/trace3"; then
     fail "$name" "trace differs under -O0"

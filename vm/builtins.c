@@ -157,14 +157,22 @@ static bool nat_to_int(VM *vm, Value *args, Value *result) {
     *result = INT_VAL(AS_DURATION(v));
   } else if (IS_FLOAT(v)) {
     double f = AS_FLOAT(v);
-    EXPECT(f >= -9.2e18 && f <= 9.2e18, "toInt: %g does not fit in 64 bits", f);
+    if (!(f >= -9223372036854775808.0 && f < 9223372036854775808.0)) {
+      Buffer shown;
+      buf_init(&shown);
+      value_show(&shown, v, false);
+      rt_error(vm, "toInt: %s does not fit in 64 bits", shown.data);
+      buf_free(&shown);
+      return false;
+    }
     *result = INT_VAL((int64_t)f);
   } else if (IS_STRING(v)) {
     const char *text = AS_CSTRING(v);
     char *end;
     errno = 0;
     long long n = strtoll(text, &end, 10);
-    EXPECT(*text && *end == '\0' && errno == 0, "toInt: \"%s\" is not an integer", text);
+    EXPECT(*text && *end == '\0', "toInt: \"%s\" is not an integer", text);
+    EXPECT(errno == 0, "toInt: \"%s\" does not fit in 64 bits", text);
     *result = INT_VAL(n);
   } else {
     EXPECT(false, "toInt cannot convert %s", value_type_name(v));
@@ -203,7 +211,7 @@ static bool nat_abs(VM *vm, Value *args, Value *result) {
     return true;
   }
   EXPECT(IS_INT(v) || IS_DURATION(v), "abs needs a number or duration, not %s", value_type_name(v));
-  EXPECT(AS_INT(v) != INT64_MIN, "%s overflow in abs", value_type_name(v));
+  EXPECT(AS_INT(v) != INT64_MIN, "%s overflow in abs", IS_INT(v) ? "integer" : "duration");
   *result = v;
   if (AS_INT(v) < 0) result->as.integer = -AS_INT(v);
   return true;

@@ -131,7 +131,10 @@ static bool arith(VM *vm, OpCode op, Value a, Value b, Value *out) {
       case OP_DIV:
       case OP_MOD:
         if (y == 0) { rt_error(vm, "division by zero"); return false; }
-        if (x == INT64_MIN && y == -1) goto overflow;
+        if (y == -1) {
+          if (op == OP_MOD) { r = 0; break; } /* INT64_MIN % -1 would trap in C */
+          if (x == INT64_MIN) goto overflow;
+        }
         r = op == OP_DIV ? x / y : x % y;
         break;
       default: return false;
@@ -443,7 +446,7 @@ next_thread:
     if (IS_INT(a) && AS_INT(a) != INT64_MIN) PEEK(0) = INT_VAL(-AS_INT(a));
     else if (IS_FLOAT(a)) PEEK(0) = FLOAT_VAL(-AS_FLOAT(a));
     else if (IS_DURATION(a) && AS_INT(a) != INT64_MIN) PEEK(0) = DURATION_VAL(-AS_INT(a));
-    else if (IS_INT(a) || IS_DURATION(a)) RUNTIME_ERROR("%s overflow in negation", value_type_name(a));
+    else if (IS_INT(a) || IS_DURATION(a)) RUNTIME_ERROR("%s overflow in negation", IS_INT(a) ? "integer" : "duration");
     else RUNTIME_ERROR("cannot negate %s", value_type_name(a));
     DISPATCH();
   }
@@ -470,7 +473,9 @@ next_thread:
     int order;
     STORE_FRAME();
     CHECK(compare(vm, PEEK(1), PEEK(0), &order));
-    bool result = op == OP_LT ? order < 0 : op == OP_LE ? order <= 0 : op == OP_GT ? order > 0 : order >= 0;
+    /* order 2 means unordered (NaN): every comparison is false */
+    bool result = op == OP_LT ? order == -1 : op == OP_LE ? (order == -1 || order == 0)
+                : op == OP_GT ? order == 1 : (order == 0 || order == 1);
     thread->sp--;
     PEEK(0) = BOOL_VAL(result);
     DISPATCH();

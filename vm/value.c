@@ -31,12 +31,28 @@ void value_array_free(ValueArray *array) {
   value_array_init(array);
 }
 
+/* int64 vs double, exactly (no rounding of the int through double). */
+static int compare_int_float(int64_t a, double b) {
+  if (isnan(b)) return 2;
+  if (b >= 9223372036854775808.0) return -1;
+  if (b < -9223372036854775808.0) return 1;
+  int64_t whole = (int64_t)b; /* truncates toward zero; exact in this range */
+  if (a != whole) return a < whole ? -1 : 1;
+  double fraction = b - (double)whole;
+  return fraction > 0 ? -1 : fraction < 0 ? 1 : 0;
+}
+
 bool value_compare(Value a, Value b, int *order) {
   if ((IS_INT(a) && IS_INT(b)) || (IS_DURATION(a) && IS_DURATION(b))) {
     *order = (AS_INT(a) > AS_INT(b)) - (AS_INT(a) < AS_INT(b));
-  } else if ((IS_INT(a) || IS_FLOAT(a)) && (IS_INT(b) || IS_FLOAT(b))) {
-    double x = IS_INT(a) ? (double)AS_INT(a) : AS_FLOAT(a), y = IS_INT(b) ? (double)AS_INT(b) : AS_FLOAT(b);
-    *order = (x > y) - (x < y);
+  } else if (IS_FLOAT(a) && IS_FLOAT(b)) {
+    double x = AS_FLOAT(a), y = AS_FLOAT(b);
+    *order = (isnan(x) || isnan(y)) ? 2 : (x > y) - (x < y);
+  } else if (IS_INT(a) && IS_FLOAT(b)) {
+    *order = compare_int_float(AS_INT(a), AS_FLOAT(b));
+  } else if (IS_FLOAT(a) && IS_INT(b)) {
+    int o = compare_int_float(AS_INT(b), AS_FLOAT(a));
+    *order = o == 2 ? 2 : -o;
   } else if (IS_STRING(a) && IS_STRING(b)) {
     ObjString *x = (ObjString *)AS_OBJ(a), *y = (ObjString *)AS_OBJ(b);
     int n = x->length < y->length ? x->length : y->length;
@@ -58,51 +74,88 @@ static bool record_field(const ObjRecord *record, const ObjString *name, Value *
   return false;
 }
 
+/* Equality of two values without looking inside objects; *deeper is set when
+ * both are containers of the same kind whose parts must be compared too. */
+static bool equal_shallow(Value a, Value b, bool *deeper) {
+  *deeper = false;
+  if ((IS_INT(a) || IS_FLOAT(a)) && (IS_INT(b) || IS_FLOAT(b))) {
+    int order;
+    return value_compare(a, b, &order) && order == 0;
+  }
+  if (a.type != b.type) return false;
+  switch (a.type) {
+    case VAL_UNIT:
+    case VAL_NIL:
+    case VAL_NONE:
+    case VAL_UNDEFINED: return true;
+    case VAL_BOOL: return AS_BOOL(a) == AS_BOOL(b);
+    case VAL_INT:
+    case VAL_DURATION: return AS_INT(a) == AS_INT(b);
+    case VAL_FLOAT: return AS_FLOAT(a) == AS_FLOAT(b);
+    case VAL_OBJ: break;
+  }
+  if (AS_OBJ(a) == AS_OBJ(b)) return true;
+  if (OBJ_TYPE(a) != OBJ_TYPE(b)) return false;
+  switch (OBJ_TYPE(a)) {
+    case OBJ_CONS:
+    case OBJ_SOME:
+      *deeper = true;
+      return true;
+    case OBJ_RECORD:
+      *deeper = true;
+      return AS_RECORD(a)->count == AS_RECORD(b)->count;
+    default:
+      return false; /* strings are interned; others compare by identity */
+  }
+}
+
+/* Iterative, with an explicit stack of pairs, so deeply nested values
+ * cannot overflow the C stack. */
 bool value_equal(Value a, Value b) {
-  for (;;) {
-    if ((IS_INT(a) && IS_FLOAT(b)) || (IS_FLOAT(a) && IS_INT(b))) {
-      int order;
-      return value_compare(a, b, &order) && order == 0;
-    }
-    if (a.type != b.type) return false;
-    switch (a.type) {
-      case VAL_UNIT:
-      case VAL_NIL:
-      case VAL_NONE:
-      case VAL_UNDEFINED: return true;
-      case VAL_BOOL: return AS_BOOL(a) == AS_BOOL(b);
-      case VAL_INT:
-      case VAL_DURATION: return AS_INT(a) == AS_INT(b);
-      case VAL_FLOAT: return AS_FLOAT(a) == AS_FLOAT(b);
-      case VAL_OBJ: break;
-    }
-    if (AS_OBJ(a) == AS_OBJ(b)) return true;
-    if (OBJ_TYPE(a) != OBJ_TYPE(b)) return false;
-    switch (OBJ_TYPE(a)) {
-      case OBJ_CONS:
-        /* walk lists iteratively so long lists do not recurse deeply */
-        if (!value_equal(AS_CONS(a)->head, AS_CONS(b)->head)) return false;
-        a = AS_CONS(a)->tail;
-        b = AS_CONS(b)->tail;
-        continue;
-      case OBJ_SOME:
-        a = AS_SOME(a)->value;
-        b = AS_SOME(b)->value;
-        continue;
-      case OBJ_RECORD: {
-        ObjRecord *ra = AS_RECORD(a), *rb = AS_RECORD(b);
-        if (ra->count != rb->count) return false;
-        for (int i = 0; i < ra->count; i++) {
-          Value other;
-          if (!record_field(rb, ra->fields[i].name, &other)) return false;
-          if (!value_equal(ra->fields[i].value, other)) return false;
-        }
-        return true;
+  Value small[64];
+  Value *stack = small;
+  int count = 0, capacity = 64;
+  bool equal = true;
+  stack[count++] = a;
+  stack[count++] = b;
+  while (equal && count > 0) {
+    Value y = stack[--count], x = stack[--count];
+    bool deeper;
+    if (!equal_shallow(x, y, &deeper)) equal = false;
+    if (!equal || !deeper) continue;
+    int needed = IS_RECORD(x) ? 2 * AS_RECORD(x)->count : 4;
+    if (count + needed > capacity) {
+      while (count + needed > capacity) capacity *= 2;
+      if (stack == small) {
+        stack = xrealloc(NULL, (size_t)capacity * sizeof(Value));
+        memcpy(stack, small, sizeof small);
+      } else {
+        stack = xrealloc(stack, (size_t)capacity * sizeof(Value));
       }
-      default:
-        return false; /* strings are interned; others compare by identity */
+    }
+    if (IS_CONS(x)) {
+      stack[count++] = AS_CONS(x)->tail;
+      stack[count++] = AS_CONS(y)->tail;
+      stack[count++] = AS_CONS(x)->head;
+      stack[count++] = AS_CONS(y)->head;
+    } else if (IS_SOME(x)) {
+      stack[count++] = AS_SOME(x)->value;
+      stack[count++] = AS_SOME(y)->value;
+    } else {
+      ObjRecord *rx = AS_RECORD(x), *ry = AS_RECORD(y);
+      for (int i = 0; i < rx->count && equal; i++) {
+        Value other = UNIT_VAL;
+        if (!record_field(ry, rx->fields[i].name, &other)) {
+          equal = false;
+          break;
+        }
+        stack[count++] = rx->fields[i].value;
+        stack[count++] = other;
+      }
     }
   }
+  if (stack != small) free(stack);
+  return equal;
 }
 
 const char *value_type_name(Value v) {
@@ -227,7 +280,8 @@ void buf_append_quoted(Buffer *buf, const char *text, size_t length) {
   buf_append(buf, "\"", 1);
 }
 
-void value_show(Buffer *buf, Value value, bool quote) {
+/* Show a value that contains no other values. */
+static void show_leaf(Buffer *buf, Value value, bool quote) {
   switch (value.type) {
     case VAL_UNIT: buf_append(buf, "()", 2); return;
     case VAL_BOOL: buf_printf(buf, "%s", AS_BOOL(value) ? "true" : "false"); return;
@@ -243,31 +297,6 @@ void value_show(Buffer *buf, Value value, bool quote) {
     case OBJ_STRING:
       if (quote) buf_append_quoted(buf, AS_CSTRING(value), (size_t)AS_STRING(value)->length);
       else buf_append(buf, AS_CSTRING(value), (size_t)AS_STRING(value)->length);
-      return;
-    case OBJ_CONS: {
-      buf_append(buf, "[", 1);
-      for (Value v = value; IS_CONS(v); v = AS_CONS(v)->tail) {
-        value_show(buf, AS_CONS(v)->head, true);
-        if (IS_CONS(AS_CONS(v)->tail)) buf_append(buf, ", ", 2);
-      }
-      buf_append(buf, "]", 1);
-      return;
-    }
-    case OBJ_RECORD: {
-      ObjRecord *record = AS_RECORD(value);
-      buf_append(buf, "#{", 2);
-      for (int i = 0; i < record->count; i++) {
-        if (i) buf_append(buf, ", ", 2);
-        buf_printf(buf, "%s: ", record->fields[i].name->chars);
-        value_show(buf, record->fields[i].value, true);
-      }
-      buf_append(buf, "}", 1);
-      return;
-    }
-    case OBJ_SOME:
-      buf_append(buf, "some(", 5);
-      value_show(buf, AS_SOME(value)->value, true);
-      buf_append(buf, ")", 1);
       return;
     case OBJ_PROTO: buf_append(buf, "<prototype>", 11); return;
     case OBJ_CLOSURE:
@@ -298,5 +327,76 @@ void value_show(Buffer *buf, Value value, bool quote) {
       else buf_printf(buf, "ErrorCall(%s)", exc->message ? exc->message->chars : "");
       return;
     }
+    default:
+      return;
   }
+}
+
+/* A container being shown: the value and how far it has got. */
+typedef struct {
+  Value value;
+  Value rest;   /* lists: the cells still to show   */
+  int next;     /* records: the next field; some: 1 once its value is shown */
+} ShowFrame;
+
+/* Iterative, with an explicit stack, so deeply nested values cannot
+ * overflow the C stack. */
+void value_show(Buffer *buf, Value value, bool quote) {
+  if (!IS_CONS(value) && !IS_RECORD(value) && !IS_SOME(value)) {
+    show_leaf(buf, value, quote);
+    return;
+  }
+  ShowFrame *stack = NULL;
+  int count = 0, capacity = 0;
+  Value pending = value; /* a value to open, or UNIT when none */
+  bool has_pending = true;
+  for (;;) {
+    if (has_pending) {
+      has_pending = false;
+      if (!IS_CONS(pending) && !IS_RECORD(pending) && !IS_SOME(pending)) {
+        show_leaf(buf, pending, true);
+      } else {
+        if (count == capacity) {
+          capacity = capacity ? capacity * 2 : 16;
+          stack = xrealloc(stack, (size_t)capacity * sizeof(ShowFrame));
+        }
+        stack[count++] = (ShowFrame){pending, pending, 0};
+        buf_append(buf, IS_CONS(pending) ? "[" : IS_RECORD(pending) ? "#{" : "some(", IS_RECORD(pending) ? 2 : IS_CONS(pending) ? 1 : 5);
+      }
+    }
+    if (count == 0) break;
+    ShowFrame *top = &stack[count - 1];
+    if (IS_CONS(top->value)) {
+      if (IS_CONS(top->rest)) {
+        if (top->rest.as.obj != top->value.as.obj) buf_append(buf, ", ", 2);
+        pending = AS_CONS(top->rest)->head;
+        top->rest = AS_CONS(top->rest)->tail;
+        has_pending = true;
+      } else {
+        buf_append(buf, "]", 1);
+        count--;
+      }
+    } else if (IS_RECORD(top->value)) {
+      ObjRecord *record = AS_RECORD(top->value);
+      if (top->next < record->count) {
+        if (top->next) buf_append(buf, ", ", 2);
+        buf_printf(buf, "%s: ", record->fields[top->next].name->chars);
+        pending = record->fields[top->next++].value;
+        has_pending = true;
+      } else {
+        buf_append(buf, "}", 1);
+        count--;
+      }
+    } else {
+      if (!top->next) {
+        top->next = 1;
+        pending = AS_SOME(top->value)->value;
+        has_pending = true;
+      } else {
+        buf_append(buf, ")", 1);
+        count--;
+      }
+    }
+  }
+  free(stack);
 }

@@ -79,8 +79,9 @@ void value_array_free(ValueArray *array);
  * by identity. */
 bool value_equal(Value a, Value b);
 
-/* Order two values: ints, floats (mixed with ints), durations, strings
- * (bytewise). *order is -1, 0 or 1; false when the two cannot be ordered. */
+/* Order two values: ints, floats (mixed with ints, compared exactly),
+ * durations, strings (bytewise). *order is -1, 0 or 1, or 2 when a NaN makes
+ * them unordered; false when the two types cannot be ordered at all. */
 bool value_compare(Value a, Value b, int *order);
 
 /* The user-facing type name: "int", "duration", "string", "list", "action" ... */

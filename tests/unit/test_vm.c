@@ -1,0 +1,287 @@
+/* vm/vm.c and compiler/loader.c: the embedding API. Configuration and
+ * callbacks, results, args(), loading files and sources, imports. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "unit.h"
+
+static void test_config_defaults(void **state) {
+  (void)state;
+  VMConfig config;
+  memset(&config, 0x5a, sizeof config);
+  vm_config_init(&config);
+  assert_null(config.write_say);
+  assert_null(config.write_trace);
+  assert_null(config.write_error);
+  assert_null(config.user);
+  assert_false(config.trace);
+  assert_int_equal(config.max_steps, 0);
+  assert_int_equal(config.max_time, -1);
+  assert_int_equal(config.opt_level, 1);
+  assert_null(config.argv);
+  assert_int_equal(config.argc, 0);
+}
+
+/* Without callbacks output is discarded; nothing crashes, statuses hold. */
+static void test_no_callbacks(void **state) {
+  (void)state;
+  VMConfig config;
+  vm_config_init(&config);
+  config.trace = true; /* but no write_trace */
+  VM *vm = vm_new(&config);
+  assert_non_null(vm);
+  const char *src = "main = {\n  say(\"quiet\")\n  fork({ say(1 / 0) })\n  yield()\n  say(1 / 0)\n}\n";
+  assert_int_equal(vm_load_source(vm, "t.sim", src, strlen(src)), SIM_OK);
+  assert_int_equal(vm_run(vm), SIM_FAILED);
+  vm_free(vm);
+  vm = vm_new(&config);
+  assert_int_equal(vm_load_source(vm, "t.sim", "main = )", 8), SIM_COMPILE_ERROR);
+  vm_free(vm);
+  vm_free(NULL);
+}
+
+/* Before a run, time and steps are zero. */
+static void test_fresh_vm_state(void **state) {
+  UnitVM *u = *state;
+  assert_int_equal(vm_now(u->vm), 0);
+  assert_int_equal(vm_steps(u->vm), 0);
+  assert_true(IS_UNIT(vm_result(u->vm)));
+  assert_text_equal(unit_text(&u->out), "");
+  assert_text_equal(unit_text(&u->err), "");
+}
+
+/* Each say is one write_say call: the text and then "\n". */
+typedef struct {
+  int calls;
+  char last[64];
+} SayLog;
+
+static void log_say(void *user, const char *text, size_t length) {
+  SayLog *log = user;
+  log->calls++;
+  snprintf(log->last, sizeof log->last, "%.*s", (int)length, text);
+}
+
+static void test_say_callback_shape(void **state) {
+  (void)state;
+  SayLog log = {0, ""};
+  VMConfig config;
+  vm_config_init(&config);
+  config.write_say = log_say;
+  config.user = &log;
+  VM *vm = vm_new(&config);
+  assert_non_null(vm);
+  const char *src = "main = {\n  say(\"a\")\n  say([1, \"two\"])\n  say(\"multi\\nline\")\n}\n";
+  assert_int_equal(vm_load_source(vm, "t.sim", src, strlen(src)), SIM_OK);
+  assert_int_equal(vm_run(vm), SIM_OK);
+  assert_int_equal(log.calls, 3);
+  assert_string_equal(log.last, "multi\nline\n");
+  vm_free(vm);
+}
+
+/* The trace: time right-aligned in 10 columns, two spaces, the thread name
+ * padded to 12, a space, the event. Say events appear in both streams. */
+static void test_trace_format(void **state) {
+  (void)state;
+  VMConfig config;
+  vm_config_init(&config);
+  config.trace = true;
+  UnitVM *u = unit_vm_new_with(&config);
+  assert_non_null(u);
+  assert_runs_with_output(u,
+                          "main = {\n"
+                          "  t <- fork({ me <- myThreadId(); labelThread(me, \"alpha\"); delay(1500us); say(\"hi\\t\\\"x\\\"\") })\n"
+                          "  delay(1s)\n"
+                          "  kill(t)\n"
+                          "}\n",
+                          "hi\t\"x\"\n");
+  assert_text_equal(unit_text(&u->trace),
+                    "       0ns  main         fork 1\n"
+                    "       0ns  main         delay 1s\n"
+                    "       0ns  1 (alpha)    label 1 \"alpha\"\n"
+                    "       0ns  1 (alpha)    delay 1500us\n"
+                    "    1500us  1 (alpha)    wake\n"
+                    "    1500us  1 (alpha)    say \"hi\\t\\\"x\\\"\"\n"
+                    "    1500us  1 (alpha)    exit\n"
+                    "        1s  main         wake\n"
+                    "        1s  main         kill 1\n"
+                    "        1s  main         exit\n");
+  unit_vm_free(u);
+}
+
+static void test_args(void **state) {
+  (void)state;
+  static const char *argv[] = {"alpha", "b c", ""};
+  VMConfig config;
+  vm_config_init(&config);
+  config.argv = argv;
+  config.argc = 3;
+  UnitVM *u = unit_vm_new_with(&config);
+  assert_non_null(u);
+  assert_runs_with_output(u, "main = {\n  say(args())\n  say(length(args()))\n}\n", "[\"alpha\", \"b c\", \"\"]\n3\n");
+  unit_vm_free(u);
+  u = unit_vm_new();
+  assert_runs_with_output(u, "main = say(args())\n", "[]\n");
+  unit_vm_free(u);
+}
+
+/* Sources loaded one after another share the global namespace. */
+static void test_several_sources(void **state) {
+  UnitVM *u = *state;
+  const char *lib = "fn helper(x) = x * 2\nbase = 21\n";
+  assert_status(vm_load_source(u->vm, "lib.sim", lib, strlen(lib)), SIM_OK, u);
+  assert_runs_with_output(u, "main = say(helper(base))\n", "42\n");
+}
+
+/* A script may redefine prelude functions (not builtins). */
+static void test_redefine_prelude_function(void **state) {
+  UnitVM *u = *state;
+  assert_runs_with_output(u, "fn map(f, xs) = \"mine\"\nmain = {\n  say(map(show, [1]))\n  say(filter(fn(x) => x > 1, [1, 2, 3]))\n}\n",
+                          "mine\n[2, 3]\n");
+}
+
+/* Source text must be UTF-8 without NULs. */
+static void test_not_a_text_file(void **state) {
+  UnitVM *u = *state;
+  assert_status(unit_load(u, "x = 1\ny = \"\xff\"\n"), SIM_COMPILE_ERROR, u);
+  assert_text_equal(unit_text(&u->err),
+                    "test.sim:2:6: error: this is not a text file: byte 0xff is not valid UTF-8 text\n"
+                    "    y = \"?\"\n"
+                    "         ^\n");
+  UnitVM *v = unit_vm_new();
+  assert_status(vm_load_source(v->vm, "nul.sim", "x = 1\0", 6), SIM_COMPILE_ERROR, v);
+  assert_contains(unit_text(&v->err), "nul.sim:1:6: error: this is not a text file: byte 0x00 is not valid UTF-8 text\n");
+  unit_vm_free(v);
+}
+
+/* Random bytes never crash the loader and are always a compile error. */
+static void test_random_bytes_rejected(void **state) {
+  (void)state;
+  UnitRng rng = {77};
+  char text[200];
+  for (int round = 0; round < 200; round++) {
+    size_t length = 8 + (size_t)unit_rng_below(&rng, sizeof text - 8);
+    for (size_t i = 0; i < length; i++) text[i] = (char)unit_rng_below(&rng, 256);
+    UnitVM *u = unit_vm_new();
+    assert_non_null(u);
+    SimStatus status = vm_load_source(u->vm, "random.sim", text, length);
+    assert_status(status, SIM_COMPILE_ERROR, u);
+    assert_contains(unit_text(&u->err), "random.sim:");
+    unit_vm_free(u);
+  }
+}
+
+/* ---- files and imports ---- */
+
+typedef struct {
+  char dir[64];
+} TempDir;
+
+static void write_file(const char *dir, const char *name, const char *text) {
+  char path[256];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+static int setup_files(void **state) {
+  if (unit_setup_vm(state) != 0) return -1;
+  TempDir *t = calloc(1, sizeof *t);
+  snprintf(t->dir, sizeof t->dir, "/tmp/simvm-unit-XXXXXX");
+  if (!mkdtemp(t->dir)) return -1;
+  char sub[128];
+  snprintf(sub, sizeof sub, "%s/lib", t->dir);
+  mkdir(sub, 0700);
+  ((UnitVM *)*state)->data = t;
+  return 0;
+}
+
+static int teardown_files(void **state) {
+  UnitVM *u = *state;
+  TempDir *t = u->data;
+  char cmd[160];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", t->dir);
+  if (system(cmd) != 0) return -1;
+  free(t);
+  return unit_teardown_vm(state);
+}
+
+static const char *dir_of(void **state) { return ((TempDir *)((UnitVM *)*state)->data)->dir; }
+
+static void test_load_file_missing(void **state) {
+  UnitVM *u = *state;
+  assert_status(vm_load_file(u->vm, "/nonexistent-dir/x.sim"), SIM_USAGE, u);
+  assert_text_equal(unit_text(&u->err), "simvm: cannot open '/nonexistent-dir/x.sim': No such file or directory\n");
+}
+
+/* Imports resolve relative to the importing file; each file loads once and
+ * is initialised before its importer. */
+static void test_imports(void **state) {
+  UnitVM *u = *state;
+  const char *dir = dir_of(state);
+  write_file(dir, "lib/util.sim", "import \"shared.sim\"\nfn double(x) = x * 2\nutilReady = say(\"util\")\n");
+  write_file(dir, "lib/shared.sim", "base = 20 + 1\n");
+  write_file(dir, "main.sim",
+             "import \"lib/util.sim\"\nimport \"lib/shared.sim\"\nmain = {\n  utilReady\n  say(double(base))\n}\n");
+  char path[256];
+  snprintf(path, sizeof path, "%s/main.sim", dir);
+  assert_status(vm_load_file(u->vm, path), SIM_OK, u);
+  assert_status(vm_run(u->vm), SIM_OK, u);
+  assert_text_equal(unit_text(&u->out), "util\n42\n");
+  assert_text_equal(unit_text(&u->err), "");
+}
+
+static void test_import_errors(void **state) {
+  UnitVM *u = *state;
+  const char *dir = dir_of(state);
+  write_file(dir, "a.sim", "import \"b.sim\"\nfn a() = 1\n");
+  write_file(dir, "b.sim", "import \"a.sim\"\nfn b() = 2\n");
+  write_file(dir, "missing.sim", "x = 1\nimport \"lib/nope.sim\"\nmain = say(x)\n");
+  char path[256], expected[512];
+  snprintf(path, sizeof path, "%s/a.sim", dir);
+  assert_status(vm_load_file(u->vm, path), SIM_COMPILE_ERROR, u);
+  snprintf(expected, sizeof expected,
+           "%s/b.sim:1:1: error: import cycle: '%s/a.sim' is already being loaded\n"
+           "    import \"a.sim\"\n"
+           "    ^\n",
+           dir, dir);
+  assert_text_equal(unit_text(&u->err), expected);
+
+  UnitVM *v = unit_vm_new();
+  snprintf(path, sizeof path, "%s/missing.sim", dir);
+  assert_status(vm_load_file(v->vm, path), SIM_COMPILE_ERROR, v);
+  snprintf(expected, sizeof expected,
+           "%s/missing.sim:2:1: error: cannot import: cannot open '%s/lib/nope.sim': No such file or directory\n"
+           "    import \"lib/nope.sim\"\n"
+           "    ^\n",
+           dir, dir);
+  assert_text_equal(unit_text(&v->err), expected);
+  unit_vm_free(v);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_config_defaults),
+      cmocka_unit_test(test_no_callbacks),
+      cmocka_unit_test_setup_teardown(test_fresh_vm_state, unit_setup_vm, unit_teardown_vm),
+      cmocka_unit_test(test_say_callback_shape),
+      cmocka_unit_test(test_trace_format),
+      cmocka_unit_test(test_args),
+      cmocka_unit_test_setup_teardown(test_several_sources, unit_setup_vm, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_redefine_prelude_function, unit_setup_vm, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_not_a_text_file, unit_setup_vm, unit_teardown_vm),
+      cmocka_unit_test(test_random_bytes_rejected),
+      cmocka_unit_test_setup_teardown(test_load_file_missing, unit_setup_vm, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_imports, setup_files, teardown_files),
+      cmocka_unit_test_setup_teardown(test_import_errors, setup_files, teardown_files),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
