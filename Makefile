@@ -87,6 +87,7 @@ unit-test: $(UNIT_TESTS)
 
 script-test: all
 	@bash tests/run_scripts.sh $(BUILD)/simvm $(BUILD)/simvm-switch
+	@bash tests/run_cli.sh $(BUILD)
 
 test: all unit-test script-test
 

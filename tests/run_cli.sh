@@ -1,0 +1,64 @@
+#!/bin/bash
+# Command-line tests for simvm and simc: usage errors, help, version, exit
+# statuses and the exact first line of each message.
+# usage: run_cli.sh BUILD_DIR
+set -u
+build=$(cd "$1" && pwd)
+root=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0
+failed=0
+
+# expect NAME STATUS FIRST-LINE-OF-OUTPUT COMMAND...   (stdout and stderr together)
+expect() {
+  local name=$1 status=$2 first=$3
+  shift 3
+  (cd "$tmp" && timeout 10 "$@") >"$tmp/out" 2>&1
+  local got=$?
+  local line
+  line=$(head -n 1 "$tmp/out")
+  if [ "$got" = "$status" ] && [ "$line" = "$first" ]; then
+    passed=$((passed + 1))
+  else
+    echo "FAIL $name: exit $got (want $status), first line: $line"
+    echo "     want: $first"
+    failed=$((failed + 1))
+  fi
+}
+
+simvm=$build/simvm
+simc=$build/simc
+printf 'main = say("hi")\n' >"$tmp/hi.sim"
+printf 'fn f(x) = x\nmain = {\n  delay(1us)\n  say(f(1))\n}\n' >"$tmp/prog.sim"
+printf 'main = {\n' >"$tmp/broken.sim"
+printf 'main = return 41 + 1\n' >"$tmp/answer.sim"
+mkdir "$tmp/dir.sim"
+
+expect "no arguments"        2 "simvm: no script given" "$simvm"
+expect "unknown option"      2 "simvm: unknown option '--frobnicate'" "$simvm" --frobnicate hi.sim
+expect "max-steps value"     2 "simvm: --max-steps needs a positive whole number, not 'ten'" "$simvm" --max-steps ten hi.sim
+expect "max-steps missing"   2 "simvm: --max-steps needs a number" "$simvm" --max-steps
+expect "max-time value"      2 "simvm: --max-time needs a duration such as 10s, 500ms or 2us, not '10'" "$simvm" --max-time 10 hi.sim
+expect "missing file"        2 "simvm: cannot open 'nope.sim': No such file or directory" "$simvm" nope.sim
+expect "directory"           2 "simvm: cannot read 'dir.sim': Is a directory" "$simvm" dir.sim
+expect "help"                0 "usage: simvm [options] file.sim [args...]" "$simvm" --help
+expect "version"             0 "simvm 0.1.0" "$simvm" --version
+expect "run"                 0 "hi" "$simvm" hi.sim
+expect "result"              0 "42" "$simvm" -q --result answer.sim
+expect "compile error"       3 "broken.sim:2:1: error: syntax error, unexpected end of file (the '{' at line 1, column 8 is not closed)" "$simvm" broken.sim
+expect "options after --"    0 "hi" "$simvm" -- hi.sim
+expect "simc help"           0 "usage: simc [options] file.sim" "$simc" --help
+expect "simc no file"        2 "simc: no script given" "$simc"
+expect "simc two files"      2 "simc: give one script, not 'hi.sim' and 'prog.sim'" "$simc" hi.sim prog.sim
+expect "simc check"          0 "" "$simc" prog.sim
+expect "simc error"          3 "broken.sim:2:1: error: syntax error, unexpected end of file (the '{' at line 1, column 8 is not closed)" "$simc" broken.sim
+expect "simc list"           0 "function f (prog.sim:1): 1 param, 3 slots, 0 upvalues, 0 constants, 3 bytes" \
+  sh -c "'$simc' -l prog.sim | grep '^function f'"
+expect "simc list opcodes"   0 "  0000    3  CONST               0    ; 1us" \
+  sh -c "'$simc' -l prog.sim | grep -A1 '^block main' | tail -n 1"
+expect "simc direct delay"   0 "  0003    |  DELAY          " \
+  sh -c "'$simc' -l prog.sim | grep 'DELAY'"
+
+echo "cli: $passed passed, $failed failed"
+[ "$failed" = 0 ]
