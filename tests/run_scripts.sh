@@ -141,5 +141,18 @@ timeout_fail: none
 timeout_succeed: some(())
 timeout_race: some(())" ]; then passed=$((passed + 1)); else fail "bench/seed results" "$(cat "$tmp/results")"; fi
 
+# and their traces are byte-identical run to run, and under -O0
+for spec in "threadDelay.sim" "timeout_fail.sim" "timeout_succeed.sim" "timeout_race.sim" \
+            "forkIO.sim 50" "forkIO.sim 250" "bottleneck.sim"; do
+  # shellcheck disable=SC2086
+  run "$simvm" "$seed" --trace $spec; sum1=$(md5sum <"$tmp/out")
+  # shellcheck disable=SC2086
+  run "$simvm" "$seed" --trace $spec; sum2=$(md5sum <"$tmp/out")
+  # shellcheck disable=SC2086
+  run "$simvm" "$seed" -O0 --trace $spec; sum3=$(md5sum <"$tmp/out")
+  if [ "$sum1" = "$sum2" ] && [ "$sum1" = "$sum3" ]; then passed=$((passed + 1))
+  else fail "bench/seed $spec" "trace differs between runs or under -O0"; fi
+done
+
 echo "scripts: $passed passed, $failed failed"
 [ "$failed" = 0 ]
