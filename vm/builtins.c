@@ -268,6 +268,35 @@ static bool nat_type_of(VM *vm, Value *args, Value *result) {
   return true;
 }
 
+/* "ThreadKilled", "ErrorCall", "Timeout"; for a thrown record with a string
+ * field `kind`, that; otherwise the thrown value's type name. */
+static bool nat_exception_kind(VM *vm, Value *args, Value *result) {
+  Value e = args[0];
+  const char *kind = value_type_name(e);
+  if (IS_EXCEPTION(e)) kind = AS_EXCEPTION(e)->kind == EXC_KILLED ? "ThreadKilled" : "ErrorCall";
+  else if (IS_TIMEOUT(e)) kind = "Timeout";
+  else if (IS_RECORD(e)) {
+    ObjRecord *record = AS_RECORD(e);
+    for (int i = 0; i < record->count; i++)
+      if (strcmp(record->fields[i].name->chars, "kind") == 0 && IS_STRING(record->fields[i].value)) {
+        *result = record->fields[i].value;
+        return true;
+      }
+  }
+  *result = OBJ_VAL(obj_cstring(vm, kind));
+  return true;
+}
+
+/* A runtime error's message; otherwise show(e). */
+static bool nat_exception_message(VM *vm, Value *args, Value *result) {
+  Value e = args[0];
+  if (IS_EXCEPTION(e) && AS_EXCEPTION(e)->message) {
+    *result = OBJ_VAL(AS_EXCEPTION(e)->message);
+    return true;
+  }
+  return nat_show(vm, args, result);
+}
+
 const Builtin builtin_table[] = {
 #define ACTION(name, arity, op) {#name, arity, NULL, OP_##op},
 #define BUILTIN(name, arity, fn) {#name, arity, fn, -1},

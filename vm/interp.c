@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "builtins.h"
+#include "mvar.h"
 #include "sched.h"
 
 /* ---- errors and exceptions ---- */
@@ -81,7 +82,7 @@ static void thread_died(VM *vm, ObjThread *thread, Value exc) {
   }
   buf_free(&text);
   buf_free(&when);
-  thread_release(vm, thread);
+  sched_thread_done(vm, thread);
 }
 
 /* Unwind `thread` to the innermost frame with a handler it has not entered
@@ -103,11 +104,14 @@ static bool unwind(VM *vm, ObjThread *thread, Value exc) {
   return false;
 }
 
-static Value take_pending(ObjThread *thread) {
-  Value exc = thread->pending[0];
-  thread->pending_count--;
-  memmove(thread->pending, thread->pending + 1, (size_t)thread->pending_count * sizeof(Value));
-  return exc;
+static const char *const mask_names[] = {"Unmasked", "MaskedInterruptible", "MaskedUninterruptible"};
+
+/* The masking state named by a string, or -1. */
+static int mask_from_name(Value name) {
+  if (!IS_STRING(name)) return -1;
+  for (int i = 0; i < 3; i++)
+    if (strcmp(AS_CSTRING(name), mask_names[i]) == 0) return i;
+  return -1;
 }
 
 /* ---- arithmetic ---- */
@@ -332,6 +336,16 @@ SimStatus interp_run(VM *vm) {
     rt_error(vm, __VA_ARGS__); \
     goto runtime_error;      \
   } while (0)
+/* A blocking operation is an interruptible point: with exceptions masked
+ * (interruptibly), one that waits for this thread is raised here. */
+#define INTERRUPTIBLE_POINT()                                     \
+  do {                                                            \
+    if (thread->pending_count && thread->mask != MASK_UNINTERRUPTIBLE) { \
+      STORE_FRAME();                                              \
+      exc = sched_take_pending(vm, thread);                       \
+      goto throw_exception;                                       \
+    }                                                             \
+  } while (0)
 #define CHECK(ok) \
   do {            \
     if (!(ok)) goto runtime_error; \
@@ -373,10 +387,11 @@ next_thread:
   thread = sched_next(vm, &status);
   if (!thread) return status;
   LOAD_FRAME();
-  if (thread->pending_count) {
-    exc = take_pending(thread);
+  if (sched_should_raise(thread)) {
+    exc = sched_take_pending(vm, thread);
     goto throw_exception;
   }
+  thread->interrupted = false;
 
   LOOP_START
 
@@ -612,9 +627,9 @@ next_thread:
 
   CASE(BIND): {
     Value action;
-    if (thread->pending_count) {
+    if (thread->pending_count && sched_should_raise(thread)) {
       STORE_FRAME();
-      exc = take_pending(thread);
+      exc = sched_take_pending(vm, thread);
       goto throw_exception;
     }
   run_action:
@@ -666,6 +681,7 @@ next_thread:
       if (IS_INT(d)) RUNTIME_ERROR("delay needs a duration, not int (write %" PRId64 "us, or n * 1us)", AS_INT(d));
       RUNTIME_ERROR("delay needs a duration, not %s", value_type_name(d));
     }
+    INTERRUPTIBLE_POINT();
     PUSH(UNIT_VAL);
     STORE_FRAME();
     if (vm->config.trace) {
@@ -719,19 +735,172 @@ next_thread:
     PEEK(0) = UNIT_VAL;
     DISPATCH();
   }
-  CASE(KILL): {
-    Value target = PEEK(0);
-    if (!IS_THREAD(target)) RUNTIME_ERROR("kill needs a thread id, not %s", value_type_name(target));
+  CASE(KILL):
+    PUSH(OBJ_VAL(vm->thread_killed)); /* kill(t) is throwTo(t, ThreadKilled) */
+    goto throw_to;
+  CASE(THROW_TO):
+  throw_to: {
+    Value target = PEEK(1);
+    exc = PEEK(0);
+    const char *what = op == OP_KILL ? "kill" : "throwTo";
+    if (!IS_THREAD(target)) RUNTIME_ERROR("%s needs a thread id, not %s", what, value_type_name(target));
     STORE_FRAME();
     if (vm->config.trace) {
       char id[96];
-      vm_trace(vm, thread, "kill %s", thread_id(AS_THREAD(target), id, sizeof id));
+      Buffer text;
+      buf_init(&text);
+      if (op != OP_KILL) {
+        buf_append(&text, " ", 1);
+        value_show(&text, exc, true);
+      }
+      vm_trace(vm, thread, "%s %s%s", what, thread_id(AS_THREAD(target), id, sizeof id), text.data ? text.data : "");
+      buf_free(&text);
     }
-    if (AS_THREAD(target) == thread) {
-      exc = OBJ_VAL(vm->thread_killed);
-      goto throw_exception;
+    if (AS_THREAD(target) == thread) goto throw_exception; /* to itself: synchronous */
+    thread->sp--;
+    PEEK(0) = UNIT_VAL;
+    if (sched_throw_to(vm, thread, AS_THREAD(target), exc)) DISPATCH();
+    /* the target has exceptions masked: wait until it takes this one */
+    INTERRUPTIBLE_POINT();
+    thread->state = THREAD_BLOCKED;
+    thread->blocked_on = BLOCKED_THROW;
+    thread->wait_object = &AS_THREAD(target)->obj;
+    goto next_thread;
+  }
+  CASE(THROW): {
+    exc = POP();
+    PUSH(UNIT_VAL);
+    STORE_FRAME();
+    if (vm->config.trace) {
+      Buffer text;
+      buf_init(&text);
+      value_show(&text, exc, true);
+      vm_trace(vm, thread, "throw %s", text.data);
+      buf_free(&text);
     }
-    sched_throw_to(vm, AS_THREAD(target), OBJ_VAL(vm->thread_killed));
+    goto throw_exception;
+  }
+  CASE(CATCH): {
+    Value handler = PEEK(0), action = PEEK(1);
+    if (!IS_BLOCK_CLOSURE(action) && !IS_ACTION(action))
+      RUNTIME_ERROR("catch needs an action to run, not %s", value_type_name(action));
+    if (!IS_FUNCTION_CLOSURE(handler) && !IS_BUILTIN(handler))
+      RUNTIME_ERROR("catch needs a handler function, not %s", value_type_name(handler));
+    STORE_FRAME();
+    if (!thread_reserve(vm, thread, vm->catch_closure->proto->max_slots)) RUNTIME_ERROR("stack overflow");
+    if (!thread_push_frame(vm, thread, vm->catch_closure, thread->sp - 2))
+      RUNTIME_ERROR("stack overflow (%d nested binds)", THREAD_MAX_FRAMES);
+    LOAD_FRAME();
+    DISPATCH();
+  }
+  CASE(WITH_MASK): {
+    Value action = PEEK(0);
+    int state = IS_INT(PEEK(1)) ? (int)AS_INT(PEEK(1)) : mask_from_name(PEEK(1));
+    if (state < 0)
+      RUNTIME_ERROR("withMaskingState needs \"Unmasked\", \"MaskedInterruptible\" or \"MaskedUninterruptible\"");
+    if (!IS_BLOCK_CLOSURE(action) && !IS_ACTION(action))
+      RUNTIME_ERROR("withMaskingState needs an action to run, not %s", value_type_name(action));
+    PEEK(1) = INT_VAL(state);
+    STORE_FRAME();
+    if (!thread_reserve(vm, thread, vm->mask_closure->proto->max_slots)) RUNTIME_ERROR("stack overflow");
+    if (!thread_push_frame(vm, thread, vm->mask_closure, thread->sp - 2))
+      RUNTIME_ERROR("stack overflow (%d nested binds)", THREAD_MAX_FRAMES);
+    LOAD_FRAME();
+    DISPATCH();
+  }
+  CASE(GET_MASK): {
+    STORE_FRAME();
+    ObjString *name = obj_cstring(vm, mask_names[thread->mask]);
+    PUSH(OBJ_VAL(name));
+    DISPATCH();
+  }
+
+  CASE(NEW_MVAR): {
+    STORE_FRAME();
+    ObjMVar *mvar = obj_mvar(vm, true, PEEK(0));
+    PEEK(0) = OBJ_VAL(mvar);
+    DISPATCH();
+  }
+  CASE(NEW_EMPTY_MVAR): {
+    STORE_FRAME();
+    ObjMVar *mvar = obj_mvar(vm, false, UNIT_VAL);
+    PUSH(OBJ_VAL(mvar));
+    DISPATCH();
+  }
+  CASE(TAKE_MVAR):
+  CASE(READ_MVAR): {
+    Value target = PEEK(0);
+    if (!IS_MVAR(target))
+      RUNTIME_ERROR("%s needs an MVar, not %s", op == OP_TAKE_MVAR ? "takeMVar" : "readMVar", value_type_name(target));
+    STORE_FRAME();
+    Value value;
+    bool done = op == OP_TAKE_MVAR ? mvar_try_take(vm, AS_MVAR(target), &value) : mvar_try_read(AS_MVAR(target), &value);
+    if (done) {
+      PEEK(0) = value;
+      DISPATCH();
+    }
+    INTERRUPTIBLE_POINT();
+    PEEK(0) = UNIT_VAL; /* replaced by the value when a put hands it over */
+    mvar_wait(vm, AS_MVAR(target), thread, op == OP_TAKE_MVAR ? BLOCKED_TAKE : BLOCKED_READ, UNIT_VAL);
+    if (vm->config.trace) {
+      Buffer text;
+      buf_init(&text);
+      value_show(&text, target, false);
+      vm_trace(vm, thread, "%s blocked on %s", op == OP_TAKE_MVAR ? "takeMVar" : "readMVar", text.data);
+      buf_free(&text);
+    }
+    goto next_thread;
+  }
+  CASE(PUT_MVAR): {
+    Value value = PEEK(0), target = PEEK(1);
+    if (!IS_MVAR(target)) RUNTIME_ERROR("putMVar needs an MVar, not %s", value_type_name(target));
+    STORE_FRAME();
+    if (mvar_try_put(vm, AS_MVAR(target), value)) {
+      thread->sp--;
+      PEEK(0) = UNIT_VAL;
+      DISPATCH();
+    }
+    INTERRUPTIBLE_POINT();
+    thread->sp--;
+    PEEK(0) = UNIT_VAL;
+    mvar_wait(vm, AS_MVAR(target), thread, BLOCKED_PUT, value);
+    if (vm->config.trace) {
+      Buffer text;
+      buf_init(&text);
+      value_show(&text, target, false);
+      vm_trace(vm, thread, "putMVar blocked on %s", text.data);
+      buf_free(&text);
+    }
+    goto next_thread;
+  }
+  CASE(TRY_TAKE_MVAR): {
+    Value target = PEEK(0), value;
+    if (!IS_MVAR(target)) RUNTIME_ERROR("tryTakeMVar needs an MVar, not %s", value_type_name(target));
+    STORE_FRAME();
+    if (mvar_try_take(vm, AS_MVAR(target), &value)) {
+      PEEK(0) = value; /* rooted while some() allocates */
+      ObjSome *some = obj_some(vm, PEEK(0));
+      PEEK(0) = OBJ_VAL(some);
+    } else {
+      PEEK(0) = NONE_VAL;
+    }
+    DISPATCH();
+  }
+  CASE(TRY_PUT_MVAR): {
+    Value value = PEEK(0), target = PEEK(1);
+    if (!IS_MVAR(target)) RUNTIME_ERROR("tryPutMVar needs an MVar, not %s", value_type_name(target));
+    STORE_FRAME();
+    bool put = mvar_try_put(vm, AS_MVAR(target), value);
+    thread->sp--;
+    PEEK(0) = BOOL_VAL(put);
+    DISPATCH();
+  }
+  CASE(LABEL_MVAR): {
+    Value label = PEEK(0), target = PEEK(1);
+    if (!IS_MVAR(target)) RUNTIME_ERROR("labelMVar needs an MVar, not %s", value_type_name(target));
+    if (!IS_STRING(label)) RUNTIME_ERROR("labelMVar needs a string label, not %s", value_type_name(label));
+    AS_MVAR(target)->label = AS_STRING(label);
+    thread->sp--;
     PEEK(0) = UNIT_VAL;
     DISPATCH();
   }
@@ -800,6 +969,44 @@ next_thread:
     STORE_FRAME();
     goto throw_exception;
   }
+  CASE(CATCH_HANDLER): {
+    /* slot 2 holds the exception; a timeout's own interrupt is not ours */
+    exc = PEEK(0);
+    if (IS_TIMEOUT(exc)) {
+      STORE_FRAME();
+      goto throw_exception;
+    }
+    if (vm->config.trace) {
+      Buffer text;
+      buf_init(&text);
+      value_show(&text, exc, true);
+      vm_trace(vm, thread, "caught %s", text.data);
+      buf_free(&text);
+    }
+    /* handlers run with exceptions masked (at least interruptibly), as in GHC */
+    PUSH(INT_VAL(thread->mask == MASK_NONE ? MASK_INTERRUPTIBLE : thread->mask));
+    DISPATCH();
+  }
+  CASE(MASK_PUSH): {
+    PUSH(INT_VAL(thread->mask));
+    thread->mask = (MaskState)AS_INT(slots[0]);
+    DISPATCH();
+  }
+  CASE(MASK_POP): {
+    thread->mask = (MaskState)AS_INT(slots[2]);
+    if (thread->mask == MASK_NONE && thread->pending_count) {
+      STORE_FRAME();
+      exc = sched_take_pending(vm, thread);
+      goto throw_exception;
+    }
+    DISPATCH();
+  }
+  CASE(MASK_UNWIND): {
+    thread->mask = (MaskState)AS_INT(slots[2]);
+    exc = PEEK(0);
+    STORE_FRAME();
+    goto throw_exception;
+  }
   CASE(THREAD_EXIT): {
     Value result = POP();
     STORE_FRAME();
@@ -807,10 +1014,10 @@ next_thread:
     if (thread == vm->main_thread) {
       vm->result = result;
       vm->steps = steps;
-      thread_release(vm, thread);
+      sched_thread_done(vm, thread);
       return SIM_OK;
     }
-    thread_release(vm, thread);
+    sched_thread_done(vm, thread);
     goto next_thread;
   }
 

@@ -76,7 +76,12 @@ static void mark_thread(GrayStack *gray, ObjThread *thread) {
   mark_obj(gray, (Obj *)thread->label);
   for (Value *slot = thread->stack; slot < thread->sp; slot++) mark_value(gray, *slot);
   for (int i = 0; i < thread->frame_count; i++) mark_obj(gray, (Obj *)thread->frames[i].closure);
-  for (int i = 0; i < thread->pending_count; i++) mark_value(gray, thread->pending[i]);
+  for (int i = 0; i < thread->pending_count; i++) {
+    mark_value(gray, thread->pending[i].exception);
+    mark_obj(gray, (Obj *)thread->pending[i].thrower);
+  }
+  mark_obj(gray, thread->wait_object);
+  mark_value(gray, thread->wait_value);
 }
 
 /* Every root, in one place. */
@@ -87,6 +92,8 @@ static void mark_roots(VM *vm, GrayStack *gray) {
   for (int i = 0; i < vm->temp_root_count; i++) mark_value(gray, vm->temp_roots[i]);
   mark_obj(gray, (Obj *)vm->entry_closure);
   mark_obj(gray, (Obj *)vm->timeout_closure);
+  mark_obj(gray, (Obj *)vm->catch_closure);
+  mark_obj(gray, (Obj *)vm->mask_closure);
   mark_obj(gray, (Obj *)vm->thread_killed);
   mark_obj(gray, (Obj *)vm->main_thread);
   mark_obj(gray, (Obj *)vm->current);
@@ -150,6 +157,14 @@ static void blacken(GrayStack *gray, Obj *obj) {
       mark_obj(gray, (Obj *)exc->trace);
       break;
     }
+    case OBJ_MVAR: {
+      ObjMVar *mvar = (ObjMVar *)obj;
+      mark_value(gray, mvar->value);
+      mark_obj(gray, (Obj *)mvar->label);
+      for (ObjThread *t = mvar->takers_head; t; t = t->wait_next) mark_obj(gray, (Obj *)t);
+      for (ObjThread *t = mvar->putters_head; t; t = t->wait_next) mark_obj(gray, (Obj *)t);
+      break;
+    }
   }
 }
 
@@ -168,6 +183,7 @@ static size_t object_size(Obj *obj) {
     case OBJ_THREAD: return sizeof(ObjThread);
     case OBJ_TIMEOUT: return sizeof(ObjTimeout);
     case OBJ_EXCEPTION: return sizeof(ObjException);
+    case OBJ_MVAR: return sizeof(ObjMVar);
   }
   return 0;
 }

@@ -120,6 +120,16 @@ ObjException *obj_exception(VM *vm, ExceptionKind kind, ObjString *message) {
   return exc;
 }
 
+ObjMVar *obj_mvar(VM *vm, bool full, Value value) {
+  ObjMVar *mvar = ALLOCATE(vm, ObjMVar, 0, OBJ_MVAR);
+  mvar->full = full;
+  mvar->value = full ? value : UNIT_VAL;
+  mvar->label = NULL;
+  mvar->takers_head = mvar->takers_tail = NULL;
+  mvar->putters_head = mvar->putters_tail = NULL;
+  return mvar;
+}
+
 const char *obj_callable_name(Value v) {
   if (IS_CLOSURE(v)) {
     ObjString *name = AS_CLOSURE(v)->proto->name;

@@ -22,7 +22,8 @@ typedef enum {
   OBJ_ACTION,    /* a primitive action value: an opcode with its arguments */
   OBJ_THREAD,    /* a simulated thread (vm/thread.h); its value is a thread id */
   OBJ_TIMEOUT,   /* an armed `timeout`: its timer, and the exception it throws */
-  OBJ_EXCEPTION  /* ThreadKilled, runtime errors                         */
+  OBJ_EXCEPTION, /* ThreadKilled, runtime errors                         */
+  OBJ_MVAR       /* a synchronising box, full or empty (vm/mvar.c)       */
 } ObjType;
 
 struct Obj {
@@ -136,6 +137,17 @@ typedef struct {
   ObjString *trace;    /* formatted stack trace, or NULL                   */
 } ObjException;
 
+/* An MVar: a box that is full or empty, with FIFO queues of the threads
+ * blocked on it (linked through ObjThread.wait_prev/wait_next). */
+typedef struct {
+  Obj obj;
+  bool full;
+  Value value;
+  ObjString *label;    /* labelMVar, or NULL */
+  ObjThread *takers_head, *takers_tail;   /* takeMVar and readMVar, in order */
+  ObjThread *putters_head, *putters_tail; /* putMVar, in order               */
+} ObjMVar;
+
 #define OBJ_TYPE(v)      (AS_OBJ(v)->type)
 #define IS_OBJ_TYPE(v, t) (IS_OBJ(v) && OBJ_TYPE(v) == (t))
 #define IS_STRING(v)     IS_OBJ_TYPE(v, OBJ_STRING)
@@ -150,6 +162,7 @@ typedef struct {
 #define IS_THREAD(v)     IS_OBJ_TYPE(v, OBJ_THREAD)
 #define IS_TIMEOUT(v)    IS_OBJ_TYPE(v, OBJ_TIMEOUT)
 #define IS_EXCEPTION(v)  IS_OBJ_TYPE(v, OBJ_EXCEPTION)
+#define IS_MVAR(v)       IS_OBJ_TYPE(v, OBJ_MVAR)
 
 #define AS_STRING(v)     ((ObjString *)AS_OBJ(v))
 #define AS_CSTRING(v)    (((ObjString *)AS_OBJ(v))->chars)
@@ -163,6 +176,7 @@ typedef struct {
 #define AS_THREAD(v)     ((ObjThread *)AS_OBJ(v))
 #define AS_TIMEOUT(v)    ((ObjTimeout *)AS_OBJ(v))
 #define AS_EXCEPTION(v)  ((ObjException *)AS_OBJ(v))
+#define AS_MVAR(v)       ((ObjMVar *)AS_OBJ(v))
 
 /* A block closure is an action; so is a primitive action value. */
 #define IS_BLOCK_CLOSURE(v) (IS_CLOSURE(v) && AS_CLOSURE(v)->proto->kind == PROTO_BLOCK)
@@ -194,6 +208,8 @@ ObjBuiltin *obj_builtin(VM *vm, const Builtin *builtin);
 ObjAction *obj_action(VM *vm, uint8_t op, int argc, const Value *args);
 ObjTimeout *obj_timeout(VM *vm, ObjThread *thread);
 ObjException *obj_exception(VM *vm, ExceptionKind kind, ObjString *message);
+/* An MVar, full of `value` or (full false) empty. */
+ObjMVar *obj_mvar(VM *vm, bool full, Value value);
 
 /* The name shown for a callable: "fib", "<lambda>", "delay". */
 const char *obj_callable_name(Value v);

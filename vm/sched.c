@@ -2,6 +2,9 @@
 #include "sched.h"
 
 #include <stdlib.h>
+#include <string.h>
+
+#include "mvar.h"
 
 static void run_queue_push(VM *vm, RunEntry entry) {
   RunQueue *q = &vm->run_queue;
@@ -55,15 +58,82 @@ void sched_disarm_timeout(VM *vm, ObjTimeout *timeout) {
   timeout->state = TIMEOUT_DISARMED;
 }
 
-void sched_throw_to(VM *vm, ObjThread *target, Value exception) {
-  if (target->state == THREAD_DONE) return;
-  if (target->state == THREAD_BLOCKED) {
-    timer_heap_remove(&vm->timers, &target->delay_timer);
-    target->state = THREAD_RUNNABLE;
-    target->blocked_on = BLOCKED_NONE;
-    sched_enqueue(vm, target);
+void sched_wake(VM *vm, ObjThread *thread) {
+  thread->state = THREAD_RUNNABLE;
+  thread->blocked_on = BLOCKED_NONE;
+  vm_trace(vm, thread, "wake");
+  sched_enqueue(vm, thread);
+}
+
+/* Stop whatever `thread` waits for: it was thrown an exception. */
+static void cancel_wait(VM *vm, ObjThread *thread) {
+  switch (thread->blocked_on) {
+    case BLOCKED_DELAY:
+      timer_heap_remove(&vm->timers, &thread->delay_timer);
+      break;
+    case BLOCKED_TAKE:
+    case BLOCKED_READ:
+    case BLOCKED_PUT:
+      mvar_cancel_wait(thread);
+      break;
+    case BLOCKED_THROW: {
+      /* its own throwTo is abandoned: withdraw the exception it was delivering */
+      ObjThread *target = (ObjThread *)thread->wait_object;
+      for (int i = 0; i < target->pending_count; i++) {
+        if (target->pending[i].thrower != thread) continue;
+        memmove(&target->pending[i], &target->pending[i + 1],
+                (size_t)(target->pending_count - i - 1) * sizeof(Pending));
+        target->pending_count--;
+        break;
+      }
+      thread->wait_object = NULL;
+      break;
+    }
+    case BLOCKED_NONE:
+      break;
   }
-  thread_add_pending(vm, target, exception);
+  thread->state = THREAD_RUNNABLE;
+  thread->blocked_on = BLOCKED_NONE;
+  thread->interrupted = true;
+  sched_enqueue(vm, thread);
+}
+
+bool sched_throw_to(VM *vm, ObjThread *thrower, ObjThread *target, Value exception) {
+  if (target->state == THREAD_DONE) return true;
+  bool blocked = target->state == THREAD_BLOCKED;
+  if (target->mask == MASK_NONE || (target->mask == MASK_INTERRUPTIBLE && blocked)) {
+    if (blocked) cancel_wait(vm, target);
+    thread_add_pending(vm, target, exception, NULL);
+    return true;
+  }
+  thread_add_pending(vm, target, exception, thrower);
+  return false;
+}
+
+bool sched_should_raise(const ObjThread *thread) {
+  return thread->pending_count > 0 && (thread->mask == MASK_NONE || thread->interrupted);
+}
+
+Value sched_take_pending(VM *vm, ObjThread *thread) {
+  Pending first = thread_take_pending(thread);
+  thread->interrupted = false;
+  if (first.thrower && first.thrower->state == THREAD_BLOCKED) {
+    first.thrower->wait_object = NULL;
+    sched_wake(vm, first.thrower);
+  }
+  return first.exception;
+}
+
+void sched_thread_done(VM *vm, ObjThread *thread) {
+  for (int i = 0; i < thread->pending_count; i++) {
+    ObjThread *thrower = thread->pending[i].thrower;
+    if (thrower && thrower->state == THREAD_BLOCKED) {
+      thrower->wait_object = NULL;
+      sched_wake(vm, thrower);
+    }
+  }
+  thread->pending_count = 0;
+  thread_release(vm, thread);
 }
 
 /* Fire every timer due at the earliest pending instant. */
@@ -78,14 +148,8 @@ static void fire_timers(VM *vm) {
     }
     vm->due[count++] = timer_heap_pop(&vm->timers);
   }
-  for (int i = 0; i < count; i++) {
-    if (vm->due[i]->kind != TIMER_DELAY) continue;
-    ObjThread *thread = (ObjThread *)vm->due[i]->owner;
-    thread->state = THREAD_RUNNABLE;
-    thread->blocked_on = BLOCKED_NONE;
-    vm_trace(vm, thread, "wake");
-    sched_enqueue(vm, thread);
-  }
+  for (int i = 0; i < count; i++)
+    if (vm->due[i]->kind == TIMER_DELAY) sched_wake(vm, (ObjThread *)vm->due[i]->owner);
   for (int i = 0; i < count; i++) {
     if (vm->due[i]->kind != TIMER_TIMEOUT) continue;
     ObjTimeout *timeout = (ObjTimeout *)vm->due[i]->owner;
@@ -94,16 +158,60 @@ static void fire_timers(VM *vm) {
   }
 }
 
-static void report_deadlock(VM *vm) {
-  Buffer buf;
-  buf_init(&buf);
-  duration_show(&buf, vm->now);
-  vm_report(vm, "simvm: deadlock at %s: no thread can run and no timer is set\n", buf.data);
-  buf_free(&buf);
-  for (ObjThread *t = vm->live; t; t = t->live_next) {
-    char name[128];
-    vm_report(vm, "  thread %s is blocked\n", thread_name(t, name, sizeof name));
+/* "takeMVar on <mvar queue>", "throwTo 2 (masked)" ... */
+static void describe_wait(Buffer *out, const ObjThread *t) {
+  static const char *ops[] = {[BLOCKED_TAKE] = "takeMVar", [BLOCKED_READ] = "readMVar", [BLOCKED_PUT] = "putMVar"};
+  switch (t->blocked_on) {
+    case BLOCKED_TAKE:
+    case BLOCKED_READ:
+    case BLOCKED_PUT:
+      buf_printf(out, "in %s on ", ops[t->blocked_on]);
+      value_show(out, OBJ_VAL(t->wait_object), false);
+      break;
+    case BLOCKED_THROW: {
+      char name[128];
+      buf_printf(out, "in throwTo %s (it has exceptions masked)", thread_name((ObjThread *)t->wait_object, name, sizeof name));
+      break;
+    }
+    case BLOCKED_DELAY:
+      buf_printf(out, "in delay");
+      break;
+    case BLOCKED_NONE:
+      buf_printf(out, "runnable");
+      break;
   }
+}
+
+/* Where a thread is: the innermost script frame, "file:line". */
+static void describe_place(Buffer *out, const ObjThread *t) {
+  for (int i = t->frame_count - 1; i >= 0; i--) {
+    const CallFrame *frame = &t->frames[i];
+    const ObjProto *proto = frame->closure->proto;
+    if (proto->kind == PROTO_INTERNAL || proto->line == 0) continue;
+    int offset = (int)(frame->ip - proto->chunk.code) - 1;
+    buf_printf(out, " at %s:%d", proto->file, proto->chunk.lines[offset < 0 ? 0 : offset]);
+    return;
+  }
+}
+
+/* Name every blocked thread, oldest first, with what it waits on and where. */
+static void report_deadlock(VM *vm) {
+  Buffer out;
+  buf_init(&out);
+  buf_printf(&out, "simvm: deadlock at ");
+  duration_show(&out, vm->now);
+  buf_printf(&out, ": no thread can run and no timer is set\n");
+  ObjThread *oldest = vm->live;
+  while (oldest && oldest->live_next) oldest = oldest->live_next;
+  for (ObjThread *t = oldest; t; t = t->live_prev) {
+    char name[128];
+    buf_printf(&out, "  thread %s is blocked ", thread_name(t, name, sizeof name));
+    describe_wait(&out, t);
+    describe_place(&out, t);
+    buf_append(&out, "\n", 1);
+  }
+  if (vm->config.write_error) vm->config.write_error(vm->config.user, out.data, out.length);
+  buf_free(&out);
 }
 
 ObjThread *sched_next(VM *vm, SimStatus *status) {
@@ -114,7 +222,7 @@ ObjThread *sched_next(VM *vm, SimStatus *status) {
         if (entry.timeout->state != TIMEOUT_FIRED) continue; /* the action finished first */
         entry.timeout->state = TIMEOUT_THROWN;
         vm_trace(vm, entry.thread, "timeout fired");
-        sched_throw_to(vm, entry.thread, OBJ_VAL(entry.timeout));
+        sched_throw_to(vm, NULL, entry.thread, OBJ_VAL(entry.timeout));
         continue;
       }
       if (entry.thread->state != THREAD_RUNNABLE) continue;

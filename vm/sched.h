@@ -28,9 +28,26 @@ void sched_arm_timeout(VM *vm, ObjTimeout *timeout, int64_t ns);
  * cancelled, or its queued interrupt will do nothing. */
 void sched_disarm_timeout(VM *vm, ObjTimeout *timeout);
 
-/* Deliver an asynchronous exception: a blocked target wakes (its delay is
- * cancelled) and raises it when it next runs; a finished target ignores it. */
-void sched_throw_to(VM *vm, ObjThread *target, Value exception);
+/* Make a blocked thread runnable again (trace: wake) at the back of the queue. */
+void sched_wake(VM *vm, ObjThread *thread);
+
+/* Throw an asynchronous exception to `target` (io-sim's throwTo). A finished
+ * target ignores it. An unmasked target, or an interruptibly masked one that
+ * is blocked, gets it at once: it stops waiting (delay, MVar, throwTo) and
+ * raises it when it next runs; true is returned. Otherwise the exception
+ * waits until the target unmasks or blocks, and false says the thrower
+ * (NULL for a timeout's interrupt) must block until then. */
+bool sched_throw_to(VM *vm, ObjThread *thrower, ObjThread *target, Value exception);
+
+/* True when `thread` must raise a pending exception now: it has one, and it
+ * is unmasked or was woken by it from an interruptible wait. */
+bool sched_should_raise(const ObjThread *thread);
+
+/* Take the oldest pending exception to raise it, waking its thrower. */
+Value sched_take_pending(VM *vm, ObjThread *thread);
+
+/* The thread has ended: wake whoever waits to throw to it, free its stacks. */
+void sched_thread_done(VM *vm, ObjThread *thread);
 
 /* now + ns, saturating at the largest representable time. */
 int64_t sched_deadline(int64_t now, int64_t ns);

@@ -61,6 +61,8 @@ struct VM {
   bool optimize;           /* one-shot continuations (default) vs -O0    */
   ObjClosure *entry_closure;    /* [BIND, THREAD_EXIT]: every thread's base frame */
   ObjClosure *timeout_closure;  /* the body of timeout(d, act)                    */
+  ObjClosure *catch_closure;    /* the body of catch(act, handler)               */
+  ObjClosure *mask_closure;     /* the body of withMaskingState(state, act)      */
   ObjException *thread_killed;  /* the ThreadKilled exception value               */
   int main_global;         /* index of `main`, or -1                    */
 

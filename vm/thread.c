@@ -34,6 +34,11 @@ ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   thread->delay_timer.heap_index = -1;
   thread->delay_timer.kind = TIMER_DELAY;
   thread->delay_timer.owner = &thread->obj;
+  thread->mask = MASK_NONE;
+  thread->interrupted = false;
+  thread->wait_object = NULL;
+  thread->wait_value = UNIT_VAL;
+  thread->wait_prev = thread->wait_next = NULL;
   thread->pending = NULL;
   thread->pending_count = 0;
   thread->pending_capacity = 0;
@@ -82,13 +87,20 @@ bool thread_push_frame(VM *vm, ObjThread *thread, ObjClosure *closure, Value *sl
   return true;
 }
 
-void thread_add_pending(VM *vm, ObjThread *thread, Value exception) {
+void thread_add_pending(VM *vm, ObjThread *thread, Value exception, ObjThread *thrower) {
   (void)vm;
   if (thread->pending_count == thread->pending_capacity) {
     thread->pending_capacity = thread->pending_capacity ? thread->pending_capacity * 2 : 2;
-    thread->pending = xrealloc(thread->pending, (size_t)thread->pending_capacity * sizeof(Value));
+    thread->pending = xrealloc(thread->pending, (size_t)thread->pending_capacity * sizeof(Pending));
   }
-  thread->pending[thread->pending_count++] = exception;
+  thread->pending[thread->pending_count++] = (Pending){exception, thrower};
+}
+
+Pending thread_take_pending(ObjThread *thread) {
+  Pending first = thread->pending[0];
+  thread->pending_count--;
+  memmove(thread->pending, thread->pending + 1, (size_t)thread->pending_count * sizeof(Pending));
+  return first;
 }
 
 void thread_release(VM *vm, ObjThread *thread) {

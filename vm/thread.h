@@ -26,8 +26,27 @@ typedef enum {
 
 typedef enum {
   BLOCKED_NONE,
-  BLOCKED_DELAY      /* in delay(); its delay timer is set    */
+  BLOCKED_DELAY,     /* in delay(); its delay timer is set           */
+  BLOCKED_TAKE,      /* takeMVar on an empty MVar (wait_object)      */
+  BLOCKED_READ,      /* readMVar on an empty MVar                    */
+  BLOCKED_PUT,       /* putMVar on a full MVar; wait_value to put    */
+  BLOCKED_THROW      /* throwTo a masked thread (wait_object), until it is delivered */
 } BlockReason;
+
+/* Asynchronous exceptions masking, as in GHC: while masked, exceptions
+ * thrown to the thread wait until it unmasks or, for the interruptible
+ * state, until it blocks (delay, an MVar wait). */
+typedef enum {
+  MASK_NONE = 0,            /* "Unmasked"              */
+  MASK_INTERRUPTIBLE = 1,   /* "MaskedInterruptible"   */
+  MASK_UNINTERRUPTIBLE = 2  /* "MaskedUninterruptible" */
+} MaskState;
+
+/* An exception thrown to a thread and not yet raised in it. */
+typedef struct {
+  Value exception;
+  ObjThread *thrower;      /* blocked in throwTo until this is raised, or NULL */
+} Pending;
 
 struct ObjThread {
   Obj obj;
@@ -46,8 +65,14 @@ struct ObjThread {
   ThreadState state;
   BlockReason blocked_on;
   Timer delay_timer;       /* owned: a thread waits on one delay at a time */
+  MaskState mask;
+  bool interrupted;        /* woken from a wait by an exception: raise it even if masked */
+  Obj *wait_object;        /* the MVar (or, for BLOCKED_THROW, the thread) waited on */
+  Value wait_value;        /* BLOCKED_PUT: the value to put                */
+  ObjThread *wait_prev;    /* the MVar's queue of waiting threads          */
+  ObjThread *wait_next;
 
-  Value *pending;          /* asynchronous exceptions not yet raised, FIFO */
+  Pending *pending;        /* asynchronous exceptions not yet raised, FIFO */
   int pending_count;
   int pending_capacity;
 
@@ -72,8 +97,12 @@ bool thread_reserve(VM *vm, ObjThread *thread, int needed);
  * frame limit is reached. Grows the frame array as needed. */
 bool thread_push_frame(VM *vm, ObjThread *thread, ObjClosure *closure, Value *slots);
 
-/* Queue an asynchronous exception to be raised when the thread next runs. */
-void thread_add_pending(VM *vm, ObjThread *thread, Value exception);
+/* Queue an asynchronous exception for the thread; `thrower` (or NULL) is
+ * blocked until it is raised. */
+void thread_add_pending(VM *vm, ObjThread *thread, Value exception, ObjThread *thrower);
+
+/* Remove and return the oldest pending exception. */
+Pending thread_take_pending(ObjThread *thread);
 
 /* Release the stacks of a finished thread (the object lives on as an id). */
 void thread_release(VM *vm, ObjThread *thread);

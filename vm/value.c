@@ -182,6 +182,7 @@ const char *value_type_name(Value v) {
     case OBJ_THREAD: return "thread";
     case OBJ_TIMEOUT: return "exception";
     case OBJ_EXCEPTION: return "exception";
+    case OBJ_MVAR: return "mvar";
   }
   return "?";
 }
@@ -321,6 +322,10 @@ static void show_leaf(Buffer *buf, Value value, bool quote) {
       return;
     }
     case OBJ_TIMEOUT: buf_append(buf, "Timeout", 7); return;
+    case OBJ_MVAR:
+      if (AS_MVAR(value)->label) buf_printf(buf, "<mvar %s>", AS_MVAR(value)->label->chars);
+      else buf_append(buf, "<mvar>", 6);
+      return;
     case OBJ_EXCEPTION: {
       ObjException *exc = AS_EXCEPTION(value);
       if (exc->kind == EXC_KILLED) buf_append(buf, "ThreadKilled", 12);

@@ -112,6 +112,46 @@ static ObjClosure *make_timeout(VM *vm) {
   return closure;
 }
 
+/* catch(act, handler): slots 0 and 1 hold them; the handler's code starts
+ * with the exception in slot 2, and runs handler(e) under WITH_MASK. */
+static ObjClosure *make_catch(VM *vm) {
+  ObjClosure *closure = internal_closure(vm, "catch", 6);
+  ObjProto *proto = closure->proto;
+  emit(proto, OP_GET_LOCAL);
+  chunk_write(&proto->chunk, 0, 0);
+  emit(proto, OP_BIND);
+  emit(proto, OP_RETURN);
+  proto->handler = proto->chunk.count;
+  proto->handler_depth = 2;
+  emit(proto, OP_CATCH_HANDLER);
+  emit(proto, OP_GET_LOCAL);
+  chunk_write(&proto->chunk, 1, 0);
+  emit(proto, OP_GET_LOCAL);
+  chunk_write(&proto->chunk, 2, 0);
+  emit(proto, OP_CALL);
+  chunk_write(&proto->chunk, 1, 0);
+  emit(proto, OP_WITH_MASK);
+  emit(proto, OP_RETURN);
+  return closure;
+}
+
+/* withMaskingState(state, act): slot 0 the state (an int), slot 1 the
+ * action, slot 2 the state to restore. */
+static ObjClosure *make_mask(VM *vm) {
+  ObjClosure *closure = internal_closure(vm, "withMaskingState", 5);
+  ObjProto *proto = closure->proto;
+  emit(proto, OP_MASK_PUSH);
+  emit(proto, OP_GET_LOCAL);
+  chunk_write(&proto->chunk, 1, 0);
+  emit(proto, OP_BIND);
+  emit(proto, OP_MASK_POP);
+  emit(proto, OP_RETURN);
+  proto->handler = proto->chunk.count;
+  proto->handler_depth = 3;
+  emit(proto, OP_MASK_UNWIND);
+  return closure;
+}
+
 VM *vm_new(const VMConfig *config) {
   VM *vm = calloc(1, sizeof *vm);
   if (!vm) return NULL;
@@ -132,6 +172,8 @@ VM *vm_new(const VMConfig *config) {
   define_builtins(vm);
   vm->entry_closure = make_entry(vm);
   vm->timeout_closure = make_timeout(vm);
+  vm->catch_closure = make_catch(vm);
+  vm->mask_closure = make_mask(vm);
   vm->thread_killed = obj_exception(vm, EXC_KILLED, NULL);
   vm->gc_paused--;
 
