@@ -9,6 +9,7 @@
 #define MAX_LOCALS 256
 #define MAX_UPVALUES 255
 #define MAX_ARGS 255
+#define MAX_NESTING 2000  /* deeper expressions would exhaust the C stack */
 
 typedef struct {
   const char *name;
@@ -39,6 +40,10 @@ typedef struct {
   FnState *fn;
   int line;             /* attributed to the bytes being emitted */
   const char *decl;     /* the top-level name being defined: names its blocks */
+  int nesting;          /* compile_expr/compile_run recursion depth      */
+  bool nesting_reported;
+  bool locals_reported; /* one "too many" error per module is enough     */
+  bool constants_reported;
 } Compiler;
 
 static void compile_expr(Compiler *c, const Expr *e, bool tail);
@@ -101,7 +106,8 @@ static void emit_tail_bind(Compiler *c) {
 static int make_constant(Compiler *c, Value value, Loc loc) {
   int index = chunk_add_constant(chunk(c), value);
   if (index > UINT16_MAX) {
-    error_at(c, loc, "too many constants in one function (the limit is 65536)");
+    if (!c->constants_reported) error_at(c, loc, "too many constants in one function (the limit is 65536)");
+    c->constants_reported = true;
     return 0;
   }
   return index;
@@ -135,7 +141,9 @@ static void declare_local(Compiler *c, const char *name, Loc loc) {
   FnState *fn = c->fn;
   int slot = fn->depth - 1;
   if (fn->local_count == MAX_LOCALS || slot >= MAX_LOCALS) {
-    error_at(c, loc, "too many local variables in one function (the limit is %d)", MAX_LOCALS);
+    if (!c->locals_reported)
+      error_at(c, loc, "too many parameters and local variables in one function (the limit is %d)", MAX_LOCALS - 1);
+    c->locals_reported = true;
     return;
   }
   fn->locals[fn->local_count].name = name;
@@ -329,7 +337,7 @@ static void compile_stmts(Compiler *c, const NodeList *stmts, bool tail, Loc loc
 
 /* Run the action `e` here: its result is pushed (or, in tail position,
  * returned from this frame). Statement-level forms are compiled inline. */
-static void compile_run(Compiler *c, const Expr *e, bool tail) {
+static void compile_run_form(Compiler *c, const Expr *e, bool tail) {
   c->line = e->loc.line;
   bool inline_forms = c->vm->optimize;
   switch (e->kind) {
@@ -419,6 +427,25 @@ static void compile_run(Compiler *c, const Expr *e, bool tail) {
   c->line = e->loc.line;
   if (tail) emit_tail_bind(c);
   else emit_op(c, OP_BIND);
+}
+
+/* Run `e`, checking the nesting. In tail position the path ends (a RETURN
+ * or a tail bind), so whatever it declared or pushed is gone afterwards:
+ * the depth and the locals are those from before, ready for an else branch. */
+static void compile_run(Compiler *c, const Expr *e, bool tail) {
+  int depth = c->fn->depth, locals = c->fn->local_count;
+  if (c->nesting >= MAX_NESTING) {
+    if (!c->nesting_reported) error_at(c, e->loc, "expression nested too deeply (more than %d levels)", MAX_NESTING);
+    c->nesting_reported = true;
+    return;
+  }
+  c->nesting++;
+  compile_run_form(c, e, tail);
+  c->nesting--;
+  if (tail) {
+    c->fn->depth = depth;
+    c->fn->local_count = locals;
+  }
 }
 
 /* ---- expressions ---- */
@@ -516,7 +543,21 @@ static void compile_call(Compiler *c, const Expr *e, bool tail) {
   emit_var(c, tail ? OP_TAIL_CALL : OP_CALL, argc, -argc);
 }
 
+static void compile_expr_form(Compiler *c, const Expr *e, bool tail);
+
 static void compile_expr(Compiler *c, const Expr *e, bool tail) {
+  if (c->nesting >= MAX_NESTING) {
+    if (!c->nesting_reported) error_at(c, e->loc, "expression nested too deeply (more than %d levels)", MAX_NESTING);
+    c->nesting_reported = true;
+    emit_op(c, OP_UNIT);
+    return;
+  }
+  c->nesting++;
+  compile_expr_form(c, e, tail);
+  c->nesting--;
+}
+
+static void compile_expr_form(Compiler *c, const Expr *e, bool tail) {
   c->line = e->loc.line;
   switch (e->kind) {
     case EXPR_INT: emit_constant(c, INT_VAL(e->as.integer), e->loc); return;
@@ -608,7 +649,7 @@ static void compile_expr(Compiler *c, const Expr *e, bool tail) {
 /* ---- modules ---- */
 
 ObjClosure *compile_module(VM *vm, const Source *source, const Module *module, Diag *diag) {
-  Compiler c = {vm, diag, source, NULL, 1, NULL};
+  Compiler c = {vm, diag, source, NULL, 1, NULL, 0, false, false, false};
   int errors_before = diag->errors;
   FnState script;
   begin_fn(&c, &script, PROTO_BLOCK, "<top level>", (Loc){1, 1});

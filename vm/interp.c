@@ -16,6 +16,7 @@
 #include "builtins.h"
 #include "mvar.h"
 #include "sched.h"
+#include "stm.h"
 
 /* ---- errors and exceptions ---- */
 
@@ -346,6 +347,19 @@ SimStatus interp_run(VM *vm) {
       goto throw_exception;                                       \
     }                                                             \
   } while (0)
+/* Effects other than TVar access are not allowed inside a transaction. */
+#define NOT_IN_TRANSACTION(name)                                                                 \
+  do {                                                                                           \
+    if (thread->in_transaction)                                                                  \
+      RUNTIME_ERROR("%s inside atomically: a transaction may only use TVars (readTVar, writeTVar, " \
+                    "newTVar, retry, orElse, throw)", name);                                     \
+  } while (0)
+/* TVar operations that only make sense inside a transaction. */
+#define IN_TRANSACTION(name)                                                                     \
+  do {                                                                                           \
+    if (!thread->in_transaction)                                                                 \
+      RUNTIME_ERROR("%s outside a transaction: run it with atomically(...)", name);             \
+  } while (0)
 #define CHECK(ok) \
   do {            \
     if (!(ok)) goto runtime_error; \
@@ -673,9 +687,87 @@ next_thread:
     goto run_action;
   }
   CASE(PURE): DISPATCH();
+
+  CASE(NEW_TVAR): {
+    STORE_FRAME();
+    ObjTVar *tvar = obj_tvar(vm, PEEK(0));
+    PEEK(0) = OBJ_VAL(tvar);
+    DISPATCH();
+  }
+  CASE(READ_TVAR):
+    IN_TRANSACTION("readTVar");
+    /* fall into READ_TVAR_IO after recording the read */
+    if (!IS_TVAR(PEEK(0))) RUNTIME_ERROR("readTVar needs a TVar, not %s", value_type_name(PEEK(0)));
+    stm_read(vm, thread, AS_TVAR(PEEK(0)));
+    PEEK(0) = AS_TVAR(PEEK(0))->value;
+    DISPATCH();
+  CASE(READ_TVAR_IO):
+    if (!IS_TVAR(PEEK(0))) RUNTIME_ERROR("readTVarIO needs a TVar, not %s", value_type_name(PEEK(0)));
+    if (thread->in_transaction) stm_read(vm, thread, AS_TVAR(PEEK(0)));
+    PEEK(0) = AS_TVAR(PEEK(0))->value;
+    DISPATCH();
+  CASE(WRITE_TVAR): {
+    IN_TRANSACTION("writeTVar");
+    Value value = PEEK(0), target = PEEK(1);
+    if (!IS_TVAR(target)) RUNTIME_ERROR("writeTVar needs a TVar, not %s", value_type_name(target));
+    stm_write(vm, thread, AS_TVAR(target), value);
+    thread->sp--;
+    PEEK(0) = UNIT_VAL;
+    DISPATCH();
+  }
+  CASE(LABEL_TVAR): {
+    Value label = PEEK(0), target = PEEK(1);
+    if (!IS_TVAR(target)) RUNTIME_ERROR("labelTVar needs a TVar, not %s", value_type_name(target));
+    if (!IS_STRING(label)) RUNTIME_ERROR("labelTVar needs a string label, not %s", value_type_name(label));
+    AS_TVAR(target)->label = AS_STRING(label);
+    thread->sp--;
+    PEEK(0) = UNIT_VAL;
+    DISPATCH();
+  }
+  CASE(ATOMICALLY): {
+    if (thread->in_transaction) RUNTIME_ERROR("atomically inside atomically: transactions do not nest");
+    Value action = PEEK(0);
+    if (!IS_BLOCK_CLOSURE(action) && !IS_ACTION(action))
+      RUNTIME_ERROR("atomically needs a transaction to run, not %s", value_type_name(action));
+    STORE_FRAME();
+    if (!thread_reserve(vm, thread, vm->atomically_closure->proto->max_slots)) RUNTIME_ERROR("stack overflow");
+    if (!thread_push_frame(vm, thread, vm->atomically_closure, thread->sp - 1))
+      RUNTIME_ERROR("stack overflow (%d nested binds)", THREAD_MAX_FRAMES);
+    LOAD_FRAME();
+    DISPATCH();
+  }
+  CASE(RETRY):
+    IN_TRANSACTION("retry");
+    PUSH(UNIT_VAL);
+    STORE_FRAME();
+    exc = OBJ_VAL(vm->retry_signal);
+    goto throw_exception;
+  CASE(OR_ELSE): {
+    IN_TRANSACTION("orElse");
+    Value right = PEEK(0), left = PEEK(1);
+    if ((!IS_BLOCK_CLOSURE(left) && !IS_ACTION(left)) || (!IS_BLOCK_CLOSURE(right) && !IS_ACTION(right)))
+      RUNTIME_ERROR("orElse needs two transactions, not %s and %s", value_type_name(left), value_type_name(right));
+    STORE_FRAME();
+    if (!thread_reserve(vm, thread, vm->or_else_closure->proto->max_slots)) RUNTIME_ERROR("stack overflow");
+    if (!thread_push_frame(vm, thread, vm->or_else_closure, thread->sp - 2))
+      RUNTIME_ERROR("stack overflow (%d nested binds)", THREAD_MAX_FRAMES);
+    LOAD_FRAME();
+    DISPATCH();
+  }
+  CASE(REGISTER_DELAY): {
+    NOT_IN_TRANSACTION("registerDelay");
+    Value d = PEEK(0);
+    if (!IS_DURATION(d)) RUNTIME_ERROR("registerDelay needs a duration, not %s", value_type_name(d));
+    STORE_FRAME();
+    ObjTVar *tvar = obj_tvar(vm, BOOL_VAL(AS_DURATION(d) < 0));
+    if (AS_DURATION(d) >= 0) sched_arm_tvar(vm, tvar, AS_DURATION(d));
+    PEEK(0) = OBJ_VAL(tvar);
+    DISPATCH();
+  }
   CASE(RUN_CALL): RUNTIME_ERROR("internal error: RUN_CALL is not an instruction");
 
   CASE(DELAY): {
+    NOT_IN_TRANSACTION("delay");
     Value d = POP();
     if (!IS_DURATION(d)) {
       if (IS_INT(d)) RUNTIME_ERROR("delay needs a duration, not int (write %" PRId64 "us, or n * 1us)", AS_INT(d));
@@ -695,6 +787,7 @@ next_thread:
     goto next_thread;
   }
   CASE(SAY): {
+    NOT_IN_TRANSACTION("say");
     if (IS_BLOCK_CLOSURE(PEEK(0)) || IS_ACTION(PEEK(0)))
       RUNTIME_ERROR("say got an action, not its result: run it first (`x <- act`, then say(show(x)))");
     STORE_FRAME();
@@ -703,6 +796,7 @@ next_thread:
     DISPATCH();
   }
   CASE(FORK): {
+    NOT_IN_TRANSACTION("fork");
     Value action = PEEK(0);
     if (!IS_BLOCK_CLOSURE(action) && !IS_ACTION(action))
       RUNTIME_ERROR("fork needs an action, not %s", value_type_name(action));
@@ -716,9 +810,16 @@ next_thread:
     PEEK(0) = OBJ_VAL(child);
     DISPATCH();
   }
-  CASE(NOW): PUSH(DURATION_VAL(vm->now)); DISPATCH();
-  CASE(MY_THREAD_ID): PUSH(OBJ_VAL(thread)); DISPATCH();
+  CASE(NOW):
+    NOT_IN_TRANSACTION("now");
+    PUSH(DURATION_VAL(vm->now));
+    DISPATCH();
+  CASE(MY_THREAD_ID):
+    NOT_IN_TRANSACTION("myThreadId");
+    PUSH(OBJ_VAL(thread));
+    DISPATCH();
   CASE(LABEL_THREAD): {
+    NOT_IN_TRANSACTION("labelThread");
     Value label = PEEK(0), target = PEEK(1);
     if (!IS_THREAD(target)) RUNTIME_ERROR("labelThread needs a thread id, not %s", value_type_name(target));
     if (!IS_STRING(label)) RUNTIME_ERROR("labelThread needs a string label, not %s", value_type_name(label));
@@ -740,6 +841,7 @@ next_thread:
     goto throw_to;
   CASE(THROW_TO):
   throw_to: {
+    NOT_IN_TRANSACTION(op == OP_KILL ? "kill" : "throwTo");
     Value target = PEEK(1);
     exc = PEEK(0);
     const char *what = op == OP_KILL ? "kill" : "throwTo";
@@ -781,6 +883,7 @@ next_thread:
     goto throw_exception;
   }
   CASE(CATCH): {
+    NOT_IN_TRANSACTION("catch");
     Value handler = PEEK(0), action = PEEK(1);
     if (!IS_BLOCK_CLOSURE(action) && !IS_ACTION(action))
       RUNTIME_ERROR("catch needs an action to run, not %s", value_type_name(action));
@@ -794,6 +897,7 @@ next_thread:
     DISPATCH();
   }
   CASE(WITH_MASK): {
+    NOT_IN_TRANSACTION("withMaskingState");
     Value action = PEEK(0);
     int state = IS_INT(PEEK(1)) ? (int)AS_INT(PEEK(1)) : mask_from_name(PEEK(1));
     if (state < 0)
@@ -809,6 +913,7 @@ next_thread:
     DISPATCH();
   }
   CASE(GET_MASK): {
+    NOT_IN_TRANSACTION("getMaskingState");
     STORE_FRAME();
     ObjString *name = obj_cstring(vm, mask_names[thread->mask]);
     PUSH(OBJ_VAL(name));
@@ -816,12 +921,14 @@ next_thread:
   }
 
   CASE(NEW_MVAR): {
+    NOT_IN_TRANSACTION("newMVar");
     STORE_FRAME();
     ObjMVar *mvar = obj_mvar(vm, true, PEEK(0));
     PEEK(0) = OBJ_VAL(mvar);
     DISPATCH();
   }
   CASE(NEW_EMPTY_MVAR): {
+    NOT_IN_TRANSACTION("newEmptyMVar");
     STORE_FRAME();
     ObjMVar *mvar = obj_mvar(vm, false, UNIT_VAL);
     PUSH(OBJ_VAL(mvar));
@@ -829,6 +936,7 @@ next_thread:
   }
   CASE(TAKE_MVAR):
   CASE(READ_MVAR): {
+    NOT_IN_TRANSACTION(op == OP_TAKE_MVAR ? "takeMVar" : "readMVar");
     Value target = PEEK(0);
     if (!IS_MVAR(target))
       RUNTIME_ERROR("%s needs an MVar, not %s", op == OP_TAKE_MVAR ? "takeMVar" : "readMVar", value_type_name(target));
@@ -852,6 +960,7 @@ next_thread:
     goto next_thread;
   }
   CASE(PUT_MVAR): {
+    NOT_IN_TRANSACTION("putMVar");
     Value value = PEEK(0), target = PEEK(1);
     if (!IS_MVAR(target)) RUNTIME_ERROR("putMVar needs an MVar, not %s", value_type_name(target));
     STORE_FRAME();
@@ -874,6 +983,7 @@ next_thread:
     goto next_thread;
   }
   CASE(TRY_TAKE_MVAR): {
+    NOT_IN_TRANSACTION("tryTakeMVar");
     Value target = PEEK(0), value;
     if (!IS_MVAR(target)) RUNTIME_ERROR("tryTakeMVar needs an MVar, not %s", value_type_name(target));
     STORE_FRAME();
@@ -887,6 +997,7 @@ next_thread:
     DISPATCH();
   }
   CASE(TRY_PUT_MVAR): {
+    NOT_IN_TRANSACTION("tryPutMVar");
     Value value = PEEK(0), target = PEEK(1);
     if (!IS_MVAR(target)) RUNTIME_ERROR("tryPutMVar needs an MVar, not %s", value_type_name(target));
     STORE_FRAME();
@@ -896,6 +1007,7 @@ next_thread:
     DISPATCH();
   }
   CASE(LABEL_MVAR): {
+    NOT_IN_TRANSACTION("labelMVar");
     Value label = PEEK(0), target = PEEK(1);
     if (!IS_MVAR(target)) RUNTIME_ERROR("labelMVar needs an MVar, not %s", value_type_name(target));
     if (!IS_STRING(label)) RUNTIME_ERROR("labelMVar needs a string label, not %s", value_type_name(label));
@@ -905,6 +1017,7 @@ next_thread:
     DISPATCH();
   }
   CASE(YIELD): {
+    NOT_IN_TRANSACTION("yield");
     PUSH(UNIT_VAL);
     STORE_FRAME();
     vm_trace(vm, thread, "yield");
@@ -912,6 +1025,7 @@ next_thread:
     goto next_thread;
   }
   CASE(TIMEOUT): {
+    NOT_IN_TRANSACTION("timeout");
     Value action = PEEK(0), limit = PEEK(1);
     if (!IS_DURATION(limit)) RUNTIME_ERROR("timeout needs a duration, not %s", value_type_name(limit));
     if (!IS_BLOCK_CLOSURE(action) && !IS_ACTION(action))
@@ -1006,6 +1120,48 @@ next_thread:
     exc = PEEK(0);
     STORE_FRAME();
     goto throw_exception;
+  }
+  CASE(TX_BEGIN):
+    stm_begin(vm, thread);
+    DISPATCH();
+  CASE(TX_COMMIT): {
+    STORE_FRAME();
+    if (stm_commit(vm, thread) == 0) DISPATCH();
+    /* io-sim's fairness: the committing thread yields to those it woke */
+    sched_enqueue(vm, thread);
+    goto next_thread;
+  }
+  CASE(TX_MARK):
+    PUSH(INT_VAL(thread->undo_count));
+    DISPATCH();
+  CASE(OR_ELSE_CATCH): {
+    exc = PEEK(0);
+    if (!(IS_EXCEPTION(exc) && AS_EXCEPTION(exc)->kind == EXC_RETRY)) {
+      STORE_FRAME();
+      goto throw_exception;
+    }
+    stm_rollback(thread, (int)AS_INT(slots[2]));
+    thread->sp--;
+    DISPATCH();
+  }
+  CASE(TX_ABORT): {
+    exc = PEEK(0);
+    stm_rollback(thread, 0);
+    if (!(IS_EXCEPTION(exc) && AS_EXCEPTION(exc)->kind == EXC_RETRY) || !thread->in_transaction) {
+      thread->in_transaction = false;
+      thread->read_count = 0;
+      STORE_FRAME();
+      goto throw_exception;
+    }
+    /* retry: wait for a write to what it read, then run the transaction again */
+    thread->sp = slots + 1;
+    ip = frame->closure->proto->chunk.code;
+    STORE_FRAME();
+    thread->in_transaction = false;
+    INTERRUPTIBLE_POINT();
+    thread->in_transaction = true;
+    stm_block(vm, thread);
+    goto next_thread;
   }
   CASE(THREAD_EXIT): {
     Value result = POP();

@@ -82,6 +82,11 @@ static void mark_thread(GrayStack *gray, ObjThread *thread) {
   }
   mark_obj(gray, thread->wait_object);
   mark_value(gray, thread->wait_value);
+  for (int i = 0; i < thread->undo_count; i++) {
+    mark_obj(gray, (Obj *)thread->undo[i].tvar);
+    mark_value(gray, thread->undo[i].old);
+  }
+  for (int i = 0; i < thread->read_count; i++) mark_obj(gray, (Obj *)thread->reads[i]);
 }
 
 /* Every root, in one place. */
@@ -94,6 +99,9 @@ static void mark_roots(VM *vm, GrayStack *gray) {
   mark_obj(gray, (Obj *)vm->timeout_closure);
   mark_obj(gray, (Obj *)vm->catch_closure);
   mark_obj(gray, (Obj *)vm->mask_closure);
+  mark_obj(gray, (Obj *)vm->atomically_closure);
+  mark_obj(gray, (Obj *)vm->or_else_closure);
+  mark_obj(gray, (Obj *)vm->retry_signal);
   mark_obj(gray, (Obj *)vm->thread_killed);
   mark_obj(gray, (Obj *)vm->main_thread);
   mark_obj(gray, (Obj *)vm->current);
@@ -157,6 +165,13 @@ static void blacken(GrayStack *gray, Obj *obj) {
       mark_obj(gray, (Obj *)exc->trace);
       break;
     }
+    case OBJ_TVAR: {
+      ObjTVar *tvar = (ObjTVar *)obj;
+      mark_value(gray, tvar->value);
+      mark_obj(gray, (Obj *)tvar->label);
+      for (int i = 0; i < tvar->waiter_count; i++) mark_obj(gray, (Obj *)tvar->waiters[i]);
+      break;
+    }
     case OBJ_MVAR: {
       ObjMVar *mvar = (ObjMVar *)obj;
       mark_value(gray, mvar->value);
@@ -184,6 +199,7 @@ static size_t object_size(Obj *obj) {
     case OBJ_TIMEOUT: return sizeof(ObjTimeout);
     case OBJ_EXCEPTION: return sizeof(ObjException);
     case OBJ_MVAR: return sizeof(ObjMVar);
+    case OBJ_TVAR: return sizeof(ObjTVar);
   }
   return 0;
 }
@@ -203,6 +219,12 @@ static void free_object(VM *vm, Obj *obj) {
     case OBJ_TIMEOUT: {
       ObjTimeout *timeout = (ObjTimeout *)obj;
       timer_heap_remove(&vm->timers, &timeout->timer);
+      break;
+    }
+    case OBJ_TVAR: {
+      ObjTVar *tvar = (ObjTVar *)obj;
+      timer_heap_remove(&vm->timers, &tvar->timer);
+      free(tvar->waiters);
       break;
     }
     default:

@@ -130,6 +130,21 @@ ObjMVar *obj_mvar(VM *vm, bool full, Value value) {
   return mvar;
 }
 
+ObjTVar *obj_tvar(VM *vm, Value value) {
+  ObjTVar *tvar = ALLOCATE(vm, ObjTVar, 0, OBJ_TVAR);
+  tvar->value = value;
+  tvar->label = NULL;
+  tvar->read_stamp = tvar->write_stamp = 0;
+  tvar->waiters = NULL;
+  tvar->waiter_count = tvar->waiter_capacity = 0;
+  tvar->timer.heap_index = -1;
+  tvar->timer.kind = TIMER_TVAR;
+  tvar->timer.owner = &tvar->obj;
+  tvar->timer.when = 0;
+  tvar->timer.seq = 0;
+  return tvar;
+}
+
 const char *obj_callable_name(Value v) {
   if (IS_CLOSURE(v)) {
     ObjString *name = AS_CLOSURE(v)->proto->name;

@@ -23,7 +23,8 @@ typedef enum {
   OBJ_THREAD,    /* a simulated thread (vm/thread.h); its value is a thread id */
   OBJ_TIMEOUT,   /* an armed `timeout`: its timer, and the exception it throws */
   OBJ_EXCEPTION, /* ThreadKilled, runtime errors                         */
-  OBJ_MVAR       /* a synchronising box, full or empty (vm/mvar.c)       */
+  OBJ_MVAR,      /* a synchronising box, full or empty (vm/mvar.c)       */
+  OBJ_TVAR       /* a transactional variable (vm/stm.c)                  */
 } ObjType;
 
 struct Obj {
@@ -126,7 +127,8 @@ typedef struct {
 
 typedef enum {
   EXC_KILLED,         /* ThreadKilled, thrown by kill()                    */
-  EXC_ERROR           /* a runtime error; message and stack trace inside  */
+  EXC_ERROR,          /* a runtime error; message and stack trace inside  */
+  EXC_RETRY           /* retry(): unwinds to orElse or atomically          */
 } ExceptionKind;
 
 typedef struct {
@@ -148,6 +150,19 @@ typedef struct {
   ObjThread *putters_head, *putters_tail; /* putMVar, in order               */
 } ObjMVar;
 
+/* A TVar: a variable read and written only by transactions (vm/stm.h). */
+typedef struct {
+  Obj obj;
+  Value value;
+  ObjString *label;      /* labelTVar, or NULL                              */
+  uint64_t read_stamp;   /* the last transaction that put it in its read set */
+  uint64_t write_stamp;  /* the last commit that counted it as written      */
+  ObjThread **waiters;   /* threads blocked in retry on it, in block order  */
+  int waiter_count;
+  int waiter_capacity;
+  Timer timer;           /* registerDelay's timer (kind TIMER_TVAR)         */
+} ObjTVar;
+
 #define OBJ_TYPE(v)      (AS_OBJ(v)->type)
 #define IS_OBJ_TYPE(v, t) (IS_OBJ(v) && OBJ_TYPE(v) == (t))
 #define IS_STRING(v)     IS_OBJ_TYPE(v, OBJ_STRING)
@@ -163,6 +178,7 @@ typedef struct {
 #define IS_TIMEOUT(v)    IS_OBJ_TYPE(v, OBJ_TIMEOUT)
 #define IS_EXCEPTION(v)  IS_OBJ_TYPE(v, OBJ_EXCEPTION)
 #define IS_MVAR(v)       IS_OBJ_TYPE(v, OBJ_MVAR)
+#define IS_TVAR(v)       IS_OBJ_TYPE(v, OBJ_TVAR)
 
 #define AS_STRING(v)     ((ObjString *)AS_OBJ(v))
 #define AS_CSTRING(v)    (((ObjString *)AS_OBJ(v))->chars)
@@ -177,6 +193,7 @@ typedef struct {
 #define AS_TIMEOUT(v)    ((ObjTimeout *)AS_OBJ(v))
 #define AS_EXCEPTION(v)  ((ObjException *)AS_OBJ(v))
 #define AS_MVAR(v)       ((ObjMVar *)AS_OBJ(v))
+#define AS_TVAR(v)       ((ObjTVar *)AS_OBJ(v))
 
 /* A block closure is an action; so is a primitive action value. */
 #define IS_BLOCK_CLOSURE(v) (IS_CLOSURE(v) && AS_CLOSURE(v)->proto->kind == PROTO_BLOCK)
@@ -210,6 +227,8 @@ ObjTimeout *obj_timeout(VM *vm, ObjThread *thread);
 ObjException *obj_exception(VM *vm, ExceptionKind kind, ObjString *message);
 /* An MVar, full of `value` or (full false) empty. */
 ObjMVar *obj_mvar(VM *vm, bool full, Value value);
+/* A TVar holding `value`. */
+ObjTVar *obj_tvar(VM *vm, Value value);
 
 /* The name shown for a callable: "fib", "<lambda>", "delay". */
 const char *obj_callable_name(Value v);

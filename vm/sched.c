@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "mvar.h"
+#include "stm.h"
 
 static void run_queue_push(VM *vm, RunEntry entry) {
   RunQueue *q = &vm->run_queue;
@@ -48,6 +49,10 @@ void sched_delay(VM *vm, ObjThread *thread, int64_t ns) {
   timer_heap_insert(&vm->timers, &thread->delay_timer, sched_deadline(vm->now, ns), vm->timer_seq++);
 }
 
+void sched_arm_tvar(VM *vm, ObjTVar *tvar, int64_t ns) {
+  timer_heap_insert(&vm->timers, &tvar->timer, sched_deadline(vm->now, ns), vm->timer_seq++);
+}
+
 void sched_arm_timeout(VM *vm, ObjTimeout *timeout, int64_t ns) {
   timeout->state = TIMEOUT_ARMED;
   timer_heap_insert(&vm->timers, &timeout->timer, sched_deadline(vm->now, ns), vm->timer_seq++);
@@ -89,6 +94,9 @@ static void cancel_wait(VM *vm, ObjThread *thread) {
       thread->wait_object = NULL;
       break;
     }
+    case BLOCKED_STM:
+      stm_cancel_wait(thread);
+      break;
     case BLOCKED_NONE:
       break;
   }
@@ -150,6 +158,18 @@ static void fire_timers(VM *vm) {
   }
   for (int i = 0; i < count; i++)
     if (vm->due[i]->kind == TIMER_DELAY) sched_wake(vm, (ObjThread *)vm->due[i]->owner);
+  /* registerDelay: set every TVar due, then wake their readers in block order */
+  ObjTVar **written = NULL;
+  int written_count = 0;
+  for (int i = 0; i < count; i++) {
+    if (vm->due[i]->kind != TIMER_TVAR) continue;
+    ObjTVar *tvar = (ObjTVar *)vm->due[i]->owner;
+    tvar->value = BOOL_VAL(true);
+    written = xrealloc(written, (size_t)(written_count + 1) * sizeof *written);
+    written[written_count++] = tvar;
+  }
+  if (written_count) stm_wake_readers(vm, written, written_count);
+  free(written);
   for (int i = 0; i < count; i++) {
     if (vm->due[i]->kind != TIMER_TIMEOUT) continue;
     ObjTimeout *timeout = (ObjTimeout *)vm->due[i]->owner;
@@ -175,6 +195,11 @@ static void describe_wait(Buffer *out, const ObjThread *t) {
     }
     case BLOCKED_DELAY:
       buf_printf(out, "in delay");
+      break;
+    case BLOCKED_STM:
+      buf_printf(out, "in atomically (retry) on ");
+      if (t->read_count) stm_describe(out, t->reads, t->read_count);
+      else buf_printf(out, "no TVar at all");
       break;
     case BLOCKED_NONE:
       buf_printf(out, "runnable");

@@ -18,6 +18,9 @@ void sched_enqueue(VM *vm, ObjThread *thread);
  * (reported) or SIM_LIMIT (--max-time passed, reported). */
 ObjThread *sched_next(VM *vm, SimStatus *status);
 
+/* Set `tvar` to true `ns` from now (registerDelay). */
+void sched_arm_tvar(VM *vm, ObjTVar *tvar, int64_t ns);
+
 /* Park `thread` in delay() until now + ns (saturating; ns < 0 counts as 0). */
 void sched_delay(VM *vm, ObjThread *thread, int64_t ns);
 

@@ -63,12 +63,17 @@ struct VM {
   ObjClosure *timeout_closure;  /* the body of timeout(d, act)                    */
   ObjClosure *catch_closure;    /* the body of catch(act, handler)               */
   ObjClosure *mask_closure;     /* the body of withMaskingState(state, act)      */
+  ObjClosure *atomically_closure; /* the body of atomically(stm)                 */
+  ObjClosure *or_else_closure;  /* the body of orElse(a, b)                      */
+  ObjException *retry_signal;   /* raised by retry(), caught by orElse/atomically */
   ObjException *thread_killed;  /* the ThreadKilled exception value               */
   int main_global;         /* index of `main`, or -1                    */
 
   /* scheduler */
   int64_t now;             /* simulated nanoseconds                     */
   uint64_t timer_seq;
+  uint64_t transaction_counter; /* numbers transactions and commits          */
+  uint64_t block_counter;       /* orders threads blocked in retry           */
   TimerHeap timers;
   RunQueue run_queue;
   ObjThread *live;         /* threads not yet done                      */

@@ -34,6 +34,13 @@ ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   thread->delay_timer.heap_index = -1;
   thread->delay_timer.kind = TIMER_DELAY;
   thread->delay_timer.owner = &thread->obj;
+  thread->in_transaction = false;
+  thread->transaction_id = 0;
+  thread->undo = NULL;
+  thread->undo_count = thread->undo_capacity = 0;
+  thread->reads = NULL;
+  thread->read_count = thread->read_capacity = 0;
+  thread->block_seq = 0;
   thread->mask = MASK_NONE;
   thread->interrupted = false;
   thread->wait_object = NULL;
@@ -112,6 +119,11 @@ void thread_release(VM *vm, ObjThread *thread) {
   free(thread->stack);
   free(thread->frames);
   free(thread->pending);
+  free(thread->undo);
+  free(thread->reads);
+  thread->undo = NULL;
+  thread->reads = NULL;
+  thread->undo_count = thread->undo_capacity = thread->read_count = thread->read_capacity = 0;
   thread->stack = thread->sp = NULL;
   thread->frames = NULL;
   thread->pending = NULL;
@@ -130,6 +142,8 @@ void thread_free(VM *vm, ObjThread *thread) {
   free(thread->stack);
   free(thread->frames);
   free(thread->pending);
+  free(thread->undo);
+  free(thread->reads);
   free(thread->id_path);
 }
 

@@ -30,7 +30,8 @@ typedef enum {
   BLOCKED_TAKE,      /* takeMVar on an empty MVar (wait_object)      */
   BLOCKED_READ,      /* readMVar on an empty MVar                    */
   BLOCKED_PUT,       /* putMVar on a full MVar; wait_value to put    */
-  BLOCKED_THROW      /* throwTo a masked thread (wait_object), until it is delivered */
+  BLOCKED_THROW,     /* throwTo a masked thread (wait_object), until it is delivered */
+  BLOCKED_STM        /* a transaction retried: waits for a write to a TVar it read */
 } BlockReason;
 
 /* Asynchronous exceptions masking, as in GHC: while masked, exceptions
@@ -41,6 +42,12 @@ typedef enum {
   MASK_INTERRUPTIBLE = 1,   /* "MaskedInterruptible"   */
   MASK_UNINTERRUPTIBLE = 2  /* "MaskedUninterruptible" */
 } MaskState;
+
+/* A transaction's undo log entry: the TVar's value before a write. */
+typedef struct {
+  ObjTVar *tvar;
+  Value old;
+} UndoEntry;
 
 /* An exception thrown to a thread and not yet raised in it. */
 typedef struct {
@@ -71,6 +78,18 @@ struct ObjThread {
   Value wait_value;        /* BLOCKED_PUT: the value to put                */
   ObjThread *wait_prev;    /* the MVar's queue of waiting threads          */
   ObjThread *wait_next;
+
+  /* the running (or, blocked in retry, the last) transaction: writes go to
+   * the TVars at once, with an undo log to roll them back (vm/stm.c) */
+  bool in_transaction;
+  uint64_t transaction_id;
+  UndoEntry *undo;
+  int undo_count;
+  int undo_capacity;
+  ObjTVar **reads;         /* the read set, each TVar once                */
+  int read_count;
+  int read_capacity;
+  uint64_t block_seq;      /* when it blocked in retry: waking order      */
 
   Pending *pending;        /* asynchronous exceptions not yet raised, FIFO */
   int pending_count;

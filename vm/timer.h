@@ -15,7 +15,8 @@ typedef struct Obj Obj;
 
 typedef enum {
   TIMER_DELAY,    /* wakes the thread that owns it         */
-  TIMER_TIMEOUT   /* interrupts the action of a `timeout`  */
+  TIMER_TIMEOUT,  /* interrupts the action of a `timeout`  */
+  TIMER_TVAR      /* sets the TVar of a `registerDelay`    */
 } TimerKind;
 
 typedef struct {

@@ -183,6 +183,7 @@ const char *value_type_name(Value v) {
     case OBJ_TIMEOUT: return "exception";
     case OBJ_EXCEPTION: return "exception";
     case OBJ_MVAR: return "mvar";
+    case OBJ_TVAR: return "tvar";
   }
   return "?";
 }
@@ -325,6 +326,10 @@ static void show_leaf(Buffer *buf, Value value, bool quote) {
     case OBJ_MVAR:
       if (AS_MVAR(value)->label) buf_printf(buf, "<mvar %s>", AS_MVAR(value)->label->chars);
       else buf_append(buf, "<mvar>", 6);
+      return;
+    case OBJ_TVAR:
+      if (AS_TVAR(value)->label) buf_printf(buf, "<tvar %s>", AS_TVAR(value)->label->chars);
+      else buf_append(buf, "<tvar>", 6);
       return;
     case OBJ_EXCEPTION: {
       ObjException *exc = AS_EXCEPTION(value);

@@ -152,6 +152,41 @@ static ObjClosure *make_mask(VM *vm) {
   return closure;
 }
 
+/* atomically(stm): slot 0 the transaction; the handler sees the exception in slot 1. */
+static ObjClosure *make_atomically(VM *vm) {
+  ObjClosure *closure = internal_closure(vm, "atomically", 4);
+  ObjProto *proto = closure->proto;
+  emit(proto, OP_TX_BEGIN);
+  emit(proto, OP_GET_LOCAL);
+  chunk_write(&proto->chunk, 0, 0);
+  emit(proto, OP_BIND);
+  emit(proto, OP_TX_COMMIT);
+  emit(proto, OP_RETURN);
+  proto->handler = proto->chunk.count;
+  proto->handler_depth = 1;
+  emit(proto, OP_TX_ABORT);
+  return closure;
+}
+
+/* orElse(a, b): slots 0 and 1 the branches, slot 2 the undo-log mark. */
+static ObjClosure *make_or_else(VM *vm) {
+  ObjClosure *closure = internal_closure(vm, "orElse", 6);
+  ObjProto *proto = closure->proto;
+  emit(proto, OP_TX_MARK);
+  emit(proto, OP_GET_LOCAL);
+  chunk_write(&proto->chunk, 0, 0);
+  emit(proto, OP_BIND);
+  emit(proto, OP_RETURN);
+  proto->handler = proto->chunk.count;
+  proto->handler_depth = 3;
+  emit(proto, OP_OR_ELSE_CATCH);
+  emit(proto, OP_GET_LOCAL);
+  chunk_write(&proto->chunk, 1, 0);
+  emit(proto, OP_BIND);
+  emit(proto, OP_RETURN);
+  return closure;
+}
+
 VM *vm_new(const VMConfig *config) {
   VM *vm = calloc(1, sizeof *vm);
   if (!vm) return NULL;
@@ -174,6 +209,9 @@ VM *vm_new(const VMConfig *config) {
   vm->timeout_closure = make_timeout(vm);
   vm->catch_closure = make_catch(vm);
   vm->mask_closure = make_mask(vm);
+  vm->atomically_closure = make_atomically(vm);
+  vm->or_else_closure = make_or_else(vm);
+  vm->retry_signal = obj_exception(vm, EXC_RETRY, NULL);
   vm->thread_killed = obj_exception(vm, EXC_KILLED, NULL);
   vm->gc_paused--;
 

@@ -1,0 +1,141 @@
+/* Transactions with an undo log and a read set (see stm.h). */
+#include "stm.h"
+
+#include <stdlib.h>
+
+#include "sched.h"
+
+#define GROW(array, count, capacity)                                          \
+  do {                                                                        \
+    if ((count) == (capacity)) {                                              \
+      (capacity) = (capacity) ? (capacity) * 2 : 8;                           \
+      (array) = xrealloc((array), (size_t)(capacity) * sizeof *(array));       \
+    }                                                                         \
+  } while (0)
+
+void stm_begin(VM *vm, ObjThread *thread) {
+  thread->in_transaction = true;
+  thread->transaction_id = ++vm->transaction_counter;
+  thread->undo_count = 0;
+  thread->read_count = 0;
+}
+
+void stm_read(VM *vm, ObjThread *thread, ObjTVar *tvar) {
+  (void)vm;
+  if (tvar->read_stamp == thread->transaction_id) return;
+  tvar->read_stamp = thread->transaction_id;
+  GROW(thread->reads, thread->read_count, thread->read_capacity);
+  thread->reads[thread->read_count++] = tvar;
+}
+
+void stm_write(VM *vm, ObjThread *thread, ObjTVar *tvar, Value value) {
+  (void)vm;
+  GROW(thread->undo, thread->undo_count, thread->undo_capacity);
+  thread->undo[thread->undo_count++] = (UndoEntry){tvar, tvar->value};
+  tvar->value = value;
+}
+
+void stm_rollback(ObjThread *thread, int mark) {
+  while (thread->undo_count > mark) {
+    UndoEntry *entry = &thread->undo[--thread->undo_count];
+    entry->tvar->value = entry->old;
+  }
+}
+
+static int by_block_order(const void *a, const void *b) {
+  uint64_t x = (*(ObjThread *const *)a)->block_seq, y = (*(ObjThread *const *)b)->block_seq;
+  return (x > y) - (x < y);
+}
+
+void stm_cancel_wait(ObjThread *thread) {
+  for (int i = 0; i < thread->read_count; i++) {
+    ObjTVar *tvar = thread->reads[i];
+    for (int j = 0; j < tvar->waiter_count; j++) {
+      if (tvar->waiters[j] != thread) continue;
+      for (int k = j + 1; k < tvar->waiter_count; k++) tvar->waiters[k - 1] = tvar->waiters[k];
+      tvar->waiter_count--;
+      break;
+    }
+  }
+  thread->read_count = 0;
+}
+
+int stm_wake_readers(VM *vm, ObjTVar **written, int count) {
+  ObjThread **woken = NULL;
+  int woken_count = 0, woken_capacity = 0;
+  for (int i = 0; i < count; i++) {
+    ObjTVar *tvar = written[i];
+    for (int j = 0; j < tvar->waiter_count; j++) {
+      ObjThread *t = tvar->waiters[j];
+      bool seen = false;
+      for (int k = 0; k < woken_count && !seen; k++) seen = woken[k] == t;
+      if (seen) continue;
+      GROW(woken, woken_count, woken_capacity);
+      woken[woken_count++] = t;
+    }
+  }
+  if (woken_count > 1) qsort(woken, (size_t)woken_count, sizeof *woken, by_block_order);
+  for (int i = 0; i < woken_count; i++) {
+    stm_cancel_wait(woken[i]);
+    sched_wake(vm, woken[i]);
+  }
+  free(woken);
+  return woken_count;
+}
+
+void stm_describe(Buffer *out, ObjTVar **tvars, int count) {
+  for (int i = 0; i < count; i++) {
+    if (i) buf_append(out, ", ", 2);
+    value_show(out, OBJ_VAL(tvars[i]), false);
+  }
+}
+
+int stm_commit(VM *vm, ObjThread *thread) {
+  /* the written TVars, each once, in the order first written */
+  ObjTVar **written = NULL;
+  int count = 0, capacity = 0;
+  uint64_t stamp = ++vm->transaction_counter;
+  for (int i = 0; i < thread->undo_count; i++) {
+    ObjTVar *tvar = thread->undo[i].tvar;
+    if (tvar->write_stamp == stamp) continue;
+    tvar->write_stamp = stamp;
+    GROW(written, count, capacity);
+    written[count++] = tvar;
+  }
+  thread->in_transaction = false;
+  thread->undo_count = 0;
+  thread->read_count = 0;
+  if (vm->config.trace) {
+    Buffer text;
+    buf_init(&text);
+    if (count) {
+      buf_append(&text, ": wrote ", 8);
+      stm_describe(&text, written, count);
+    }
+    vm_trace(vm, thread, "committed%s", text.data ? text.data : "");
+    buf_free(&text);
+  }
+  int woken = stm_wake_readers(vm, written, count);
+  free(written);
+  return woken;
+}
+
+void stm_block(VM *vm, ObjThread *thread) {
+  thread->in_transaction = false;
+  thread->undo_count = 0;
+  thread->state = THREAD_BLOCKED;
+  thread->blocked_on = BLOCKED_STM;
+  thread->block_seq = ++vm->block_counter;
+  for (int i = 0; i < thread->read_count; i++) {
+    ObjTVar *tvar = thread->reads[i];
+    GROW(tvar->waiters, tvar->waiter_count, tvar->waiter_capacity);
+    tvar->waiters[tvar->waiter_count++] = thread;
+  }
+  if (vm->config.trace) {
+    Buffer text;
+    buf_init(&text);
+    stm_describe(&text, thread->reads, thread->read_count);
+    vm_trace(vm, thread, "retry: blocked on %s", thread->read_count ? text.data : "nothing");
+    buf_free(&text);
+  }
+}

@@ -1,0 +1,45 @@
+/* Software transactional memory, in io-sim's model.
+ *
+ * Threads are cooperative, so a transaction runs from start to commit
+ * without any other thread running: it writes TVars in place, keeping an
+ * undo log so that retry, orElse and exceptions can roll the writes back,
+ * and a read set so that a retrying transaction can block until one of the
+ * TVars it read is written. A commit wakes the threads blocked on the TVars
+ * it wrote, in the order they blocked; the committing thread then yields to
+ * them (io-sim's fairness rule). */
+#ifndef SIMVM_STM_H
+#define SIMVM_STM_H
+
+#include "state.h"
+
+/* Start a transaction in `thread` (empty undo log and read set). */
+void stm_begin(VM *vm, ObjThread *thread);
+
+/* Record that the transaction read `tvar`. */
+void stm_read(VM *vm, ObjThread *thread, ObjTVar *tvar);
+
+/* Write `value` to `tvar`, logging the old value. */
+void stm_write(VM *vm, ObjThread *thread, ObjTVar *tvar, Value value);
+
+/* Undo the writes logged after position `mark` (0: all of them). */
+void stm_rollback(ObjThread *thread, int mark);
+
+/* Commit: the writes stand, the waiters of the written TVars wake. Returns
+ * how many threads woke. */
+int stm_commit(VM *vm, ObjThread *thread);
+
+/* After a retry (the writes rolled back): block the thread until a TVar of
+ * its read set is written. */
+void stm_block(VM *vm, ObjThread *thread);
+
+/* Take a thread blocked in retry off the TVars it waits on. */
+void stm_cancel_wait(ObjThread *thread);
+
+/* Wake the threads blocked on any of `count` TVars, in the order they
+ * blocked (used by commits and registerDelay timers). Returns how many. */
+int stm_wake_readers(VM *vm, ObjTVar **written, int count);
+
+/* "<tvar a>, <tvar b>" for traces and deadlock reports. */
+void stm_describe(Buffer *out, ObjTVar **tvars, int count);
+
+#endif
