@@ -802,6 +802,7 @@ next_thread:
       RUNTIME_ERROR("fork needs an action, not %s", value_type_name(action));
     STORE_FRAME();
     ObjThread *child = thread_new(vm, thread, action);
+    child->mask = thread->mask; /* as forkIO: the child starts in the parent's masking state */
     sched_enqueue(vm, child);
     if (vm->config.trace) {
       char id[96];
@@ -1084,12 +1085,8 @@ next_thread:
     goto throw_exception;
   }
   CASE(CATCH_HANDLER): {
-    /* slot 2 holds the exception; a timeout's own interrupt is not ours */
+    /* slot 2 holds the exception (any, a timeout's interrupt included, as in GHC) */
     exc = PEEK(0);
-    if (IS_TIMEOUT(exc)) {
-      STORE_FRAME();
-      goto throw_exception;
-    }
     if (vm->config.trace) {
       Buffer text;
       buf_init(&text);

@@ -60,6 +60,17 @@ void sched_arm_timeout(VM *vm, ObjTimeout *timeout, int64_t ns) {
 
 void sched_disarm_timeout(VM *vm, ObjTimeout *timeout) {
   timer_heap_remove(&vm->timers, &timeout->timer);
+  if (timeout->state == TIMEOUT_THROWN) {
+    /* thrown but still waiting (the thread was masked): withdraw it, so the
+     * interrupt of a finished timeout never escapes it */
+    ObjThread *thread = timeout->thread;
+    for (int i = 0; i < thread->pending_count; i++) {
+      if (!IS_TIMEOUT(thread->pending[i].exception) || AS_TIMEOUT(thread->pending[i].exception) != timeout) continue;
+      memmove(&thread->pending[i], &thread->pending[i + 1], (size_t)(thread->pending_count - i - 1) * sizeof(Pending));
+      thread->pending_count--;
+      break;
+    }
+  }
   timeout->state = TIMEOUT_DISARMED;
 }
 
