@@ -1,4 +1,6 @@
 /* simc: compile .sim scripts and list their bytecode. */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,16 +30,19 @@ static void write_err(void *user, const char *text, size_t length) {
 }
 
 int main(int argc, char **argv) {
+  signal(SIGPIPE, SIG_IGN);
   bool list = false, prelude = false, optimize = true;
   const char *path = NULL;
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i];
     if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
       fputs(usage_text, stdout);
-      return 0;
+      return fflush(stdout) == 0 ? 0 : SIM_FAILED;
     } else if (strcmp(arg, "--version") == 0) {
       printf("simc %s\n", SIMVM_VERSION);
-      return 0;
+      return fflush(stdout) == 0 ? 0 : SIM_FAILED;
+    } else if (strcmp(arg, "--") == 0 && i + 1 < argc && !path) {
+      path = argv[++i];
     } else if (strcmp(arg, "-l") == 0 || strcmp(arg, "--list") == 0) {
       list = true;
     } else if (strcmp(arg, "--prelude") == 0) {
@@ -61,6 +66,7 @@ int main(int argc, char **argv) {
   VMConfig config;
   vm_config_init(&config);
   config.write_error = write_err;
+  config.program = "simc";
   config.opt_level = optimize ? 1 : 0;
   VM *vm = vm_new(&config);
   if (!vm) return SIM_FAILED;
@@ -75,5 +81,9 @@ int main(int argc, char **argv) {
     buf_free(&out);
   }
   vm_free(vm);
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    fprintf(stderr, "simc: cannot write output: %s\n", strerror(errno));
+    return SIM_FAILED;
+  }
   return (int)status;
 }

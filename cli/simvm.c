@@ -1,6 +1,7 @@
 /* simvm: run a .sim script on the simulated clock. */
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,9 +33,18 @@ static const char usage_text[] =
     "     exception or error)      5  --max-steps or --max-time reached\n"
     "  2  usage error or unreadable file\n";
 
+static void output_failed(void);
+
+/* stdout is fully buffered; a write that fails (a full disk, a closed pipe)
+ * ends the run at once rather than simulating on with the output lost. */
 static void write_out(void *user, const char *text, size_t length) {
   (void)user;
-  fwrite(text, 1, length, stdout);
+  if (fwrite(text, 1, length, stdout) != length || ferror(stdout)) output_failed();
+}
+
+static void output_failed(void) {
+  fprintf(stderr, "simvm: cannot write output: %s\n", strerror(errno));
+  exit(SIM_FAILED);
 }
 
 static void write_err(void *user, const char *text, size_t length) {
@@ -53,6 +63,7 @@ static int usage_error(const char *fmt, const char *arg) {
 int main(int argc, char **argv) {
   static char out_buffer[1 << 16];
   setvbuf(stdout, out_buffer, _IOFBF, sizeof out_buffer);
+  signal(SIGPIPE, SIG_IGN); /* a closed pipe is a write error, reported */
 
   VMConfig config;
   vm_config_init(&config);
@@ -68,9 +79,11 @@ int main(int argc, char **argv) {
       break;
     } else if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
       fputs(usage_text, stdout);
+      if (fflush(stdout) != 0) output_failed();
       return SIM_OK;
     } else if (strcmp(arg, "--version") == 0) {
       printf("simvm %s\n", SIMVM_VERSION);
+      if (fflush(stdout) != 0) output_failed();
       return SIM_OK;
     } else if (strcmp(arg, "-q") == 0 || strcmp(arg, "--quiet") == 0) {
       quiet = true;
@@ -113,9 +126,6 @@ int main(int argc, char **argv) {
     free(text);
   }
   vm_free(vm);
-  if (fflush(stdout) != 0) {
-    fprintf(stderr, "simvm: cannot write output: %s\n", strerror(errno));
-    return SIM_FAILED;
-  }
+  if (fflush(stdout) != 0) output_failed();
   return (int)status;
 }

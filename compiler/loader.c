@@ -169,7 +169,7 @@ SimStatus vm_load_file(VM *vm, const char *path) {
   char err[512];
   Source *source = source_read(path, err, sizeof err);
   if (!source) {
-    vm_report(vm, "simvm: %s\n", err);
+    vm_report(vm, "%s: %s\n", vm->config.program, err);
     return SIM_USAGE;
   }
   return load_top(vm, source, canonical(path));
@@ -187,7 +187,7 @@ ObjClosure *loader_boot_action(VM *vm) {
   ObjString *name = obj_cstring(vm, "main");
   int main_index = vm_find_global(vm, name);
   if (main_index < 0 || vm->global_info[main_index].builtin) {
-    vm_report(vm, "simvm: error: the program defines no 'main' (write `main = { ... }`)\n");
+    vm_report(vm, "%s: error: the program defines no 'main' (write `main = { ... }`)\n", vm->config.program);
     return NULL;
   }
   const GlobalInfo *info = &vm->global_info[main_index];

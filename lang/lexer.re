@@ -88,28 +88,53 @@ static double parse_float(const char *start, const char *end) {
   return strtod(text, NULL);
 }
 
-/* A duration literal: number and unit; exact in nanoseconds or an error. */
+/* A duration literal: number and unit, computed exactly in decimal (no
+ * rounding through double): digits * 10^exponent nanoseconds, which must be
+ * a whole number that fits in 64 bits. */
 static int lex_duration(Parser *p, const char *start, const char *end, int line, int col, YYSTYPE *value) {
   const char *unit = end;
-  while (unit > start && ((unit[-1] >= 'a' && unit[-1] <= 'z'))) unit--;
-  int64_t scale = 1;
-  size_t unit_length = (size_t)(end - unit);
-  if (unit_length == 1) scale = 1000000000;
-  else if (unit[0] == 'm') scale = 1000000;
-  else if (unit[0] == 'u') scale = 1000;
-  bool fractional = strpbrk(start, ".eE") && strpbrk(start, ".eE") < unit;
-  if (!fractional) {
-    int64_t n;
-    if (!parse_integer(start, unit, &n) || n > INT64_MAX / scale) {
-      lex_error(p, line, col, "duration literal is too large for 64-bit nanoseconds");
-      return YYerror;
+  while (unit > start && unit[-1] >= 'a' && unit[-1] <= 'z') unit--;
+  int exponent = unit == end - 1 ? 9 : unit[0] == 'm' ? 6 : unit[0] == 'u' ? 3 : 0;
+  /* the significant digits, and the exponent the point and 'e' add */
+  char digits[64];
+  int count = 0;
+  bool after_point = false, too_long = false;
+  const char *s = start;
+  for (; s < unit && *s != 'e' && *s != 'E'; s++) {
+    if (*s == '_') continue;
+    if (*s == '.') {
+      after_point = true;
+      continue;
     }
-    value->integer = n * scale;
-    return DURATION;
+    if (count == 0 && *s == '0') { /* leading zeros carry nothing */
+      if (after_point) exponent--;
+      continue;
+    }
+    if (count == (int)sizeof digits) too_long = true;
+    else digits[count++] = *s;
+    if (after_point) exponent--;
   }
-  double ns = parse_float(start, unit) * (double)scale;
-  if (!(ns < 9.2e18) || ns != floor(ns)) {
+  if (s < unit) { /* the exponent part, clamped: beyond it the answer is the same */
+    long e = strtol(s + 1, NULL, 10);
+    exponent += (int)(e > 1000 ? 1000 : e < -1000 ? -1000 : e);
+  }
+  /* trailing zeros of the digits move into the exponent */
+  while (count > 0 && digits[count - 1] == '0') {
+    count--;
+    exponent++;
+  }
+  if (count == 0) exponent = 0; /* zero, whatever its exponent */
+  if (exponent < 0) {
     lex_error(p, line, col, "duration literal is not a whole number of nanoseconds");
+    return YYerror;
+  }
+  uint64_t ns = 0;
+  bool overflow = too_long;
+  for (int i = 0; i < count && !overflow; i++)
+    overflow = __builtin_mul_overflow(ns, 10, &ns) || __builtin_add_overflow(ns, (uint64_t)(digits[i] - '0'), &ns);
+  for (int i = 0; i < exponent && ns != 0 && !overflow; i++) overflow = __builtin_mul_overflow(ns, 10, &ns);
+  if (overflow || ns > INT64_MAX) {
+    lex_error(p, line, col, "duration literal is too large for 64-bit nanoseconds");
     return YYerror;
   }
   value->integer = (int64_t)ns;

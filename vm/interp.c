@@ -60,8 +60,10 @@ static Value error_exception(VM *vm, ObjThread *thread) {
 
 /* The thread ends with an exception nobody caught. */
 static void thread_died(VM *vm, ObjThread *thread, Value exc) {
-  char name[128];
-  thread_name(thread, name, sizeof name);
+  Buffer name_text;
+  buf_init(&name_text);
+  thread_name(&name_text, thread);
+  const char *name = buf_text(&name_text);
   Buffer text;
   buf_init(&text);
   value_show(&text, exc, true);
@@ -83,6 +85,7 @@ static void thread_died(VM *vm, ObjThread *thread, Value exc) {
   }
   buf_free(&text);
   buf_free(&when);
+  buf_free(&name_text);
   sched_thread_done(vm, thread);
 }
 
@@ -805,8 +808,11 @@ next_thread:
     child->mask = thread->mask; /* as forkIO: the child starts in the parent's masking state */
     sched_enqueue(vm, child);
     if (vm->config.trace) {
-      char id[96];
-      vm_trace(vm, thread, "fork %s", thread_id(child, id, sizeof id));
+      Buffer id;
+      buf_init(&id);
+      thread_id(&id, child);
+      vm_trace(vm, thread, "fork %s", buf_text(&id));
+      buf_free(&id);
     }
     PEEK(0) = OBJ_VAL(child);
     DISPATCH();
@@ -826,12 +832,13 @@ next_thread:
     if (!IS_STRING(label)) RUNTIME_ERROR("labelThread needs a string label, not %s", value_type_name(label));
     AS_THREAD(target)->label = AS_STRING(label);
     if (vm->config.trace) {
-      char id[96];
-      Buffer quoted;
-      buf_init(&quoted);
-      buf_append_quoted(&quoted, AS_CSTRING(label), (size_t)AS_STRING(label)->length);
-      vm_trace(vm, thread, "label %s %s", thread_id(AS_THREAD(target), id, sizeof id), quoted.data);
-      buf_free(&quoted);
+      Buffer text;
+      buf_init(&text);
+      thread_id(&text, AS_THREAD(target));
+      buf_append(&text, " ", 1);
+      buf_append_quoted(&text, AS_CSTRING(label), (size_t)AS_STRING(label)->length);
+      vm_trace(vm, thread, "label %s", buf_text(&text));
+      buf_free(&text);
     }
     thread->sp--;
     PEEK(0) = UNIT_VAL;
@@ -849,14 +856,14 @@ next_thread:
     if (!IS_THREAD(target)) RUNTIME_ERROR("%s needs a thread id, not %s", what, value_type_name(target));
     STORE_FRAME();
     if (vm->config.trace) {
-      char id[96];
       Buffer text;
       buf_init(&text);
+      thread_id(&text, AS_THREAD(target));
       if (op != OP_KILL) {
         buf_append(&text, " ", 1);
         value_show(&text, exc, true);
       }
-      vm_trace(vm, thread, "%s %s%s", what, thread_id(AS_THREAD(target), id, sizeof id), text.data ? text.data : "");
+      vm_trace(vm, thread, "%s %s", what, buf_text(&text));
       buf_free(&text);
     }
     if (AS_THREAD(target) == thread) goto throw_exception; /* to itself: synchronous */

@@ -74,6 +74,7 @@ static void mark_array(GrayStack *gray, const ValueArray *array) {
 
 static void mark_thread(GrayStack *gray, ObjThread *thread) {
   mark_obj(gray, (Obj *)thread->label);
+  mark_obj(gray, (Obj *)thread->parent);
   for (Value *slot = thread->stack; slot < thread->sp; slot++) mark_value(gray, *slot);
   for (int i = 0; i < thread->frame_count; i++) mark_obj(gray, (Obj *)thread->frames[i].closure);
   for (int i = 0; i < thread->pending_count; i++) {

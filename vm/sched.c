@@ -199,11 +199,11 @@ static void describe_wait(Buffer *out, const ObjThread *t) {
       buf_printf(out, "in %s on ", ops[t->blocked_on]);
       value_show(out, OBJ_VAL(t->wait_object), false);
       break;
-    case BLOCKED_THROW: {
-      char name[128];
-      buf_printf(out, "in throwTo %s (it has exceptions masked)", thread_name((ObjThread *)t->wait_object, name, sizeof name));
+    case BLOCKED_THROW:
+      buf_printf(out, "in throwTo ");
+      thread_name(out, (ObjThread *)t->wait_object);
+      buf_printf(out, " (it has exceptions masked)");
       break;
-    }
     case BLOCKED_DELAY:
       buf_printf(out, "in delay");
       break;
@@ -240,8 +240,9 @@ static void report_deadlock(VM *vm) {
   ObjThread *oldest = vm->live;
   while (oldest && oldest->live_next) oldest = oldest->live_next;
   for (ObjThread *t = oldest; t; t = t->live_prev) {
-    char name[128];
-    buf_printf(&out, "  thread %s is blocked ", thread_name(t, name, sizeof name));
+    buf_printf(&out, "  thread ");
+    thread_name(&out, t);
+    buf_printf(&out, " is blocked ");
     describe_wait(&out, t);
     describe_place(&out, t);
     buf_append(&out, "\n", 1);

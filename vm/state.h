@@ -3,6 +3,7 @@
 #ifndef SIMVM_STATE_H
 #define SIMVM_STATE_H
 
+#include "buffer.h"
 #include "memory.h"
 #include "opcodes.h"
 #include "table.h"
@@ -103,18 +104,7 @@ void vm_report(VM *vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)
  * if tracing is on. */
 void vm_trace(VM *vm, ObjThread *thread, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* Append a show() rendering of `value` to a growable buffer. */
-typedef struct {
-  char *data;
-  size_t length;
-  size_t capacity;
-} Buffer;
-void buf_init(Buffer *buf);
-void buf_append(Buffer *buf, const char *text, size_t length);
-void buf_printf(Buffer *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void buf_free(Buffer *buf);
-/* Append text in double quotes, escaping quotes, backslashes and control bytes. */
-void buf_append_quoted(Buffer *buf, const char *text, size_t length);
+/* Render `value` as show() does into a growable buffer (vm/buffer.h). */
 /* quote: render strings with quotes and escapes (inside lists, records). */
 void value_show(Buffer *buf, Value value, bool quote);
 /* Format a duration with the largest unit that is exact: "1500us", "2ms". */

@@ -14,12 +14,8 @@ ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   gc_push_root(vm, action);
   ObjThread *thread = (ObjThread *)gc_alloc(vm, sizeof(ObjThread), OBJ_THREAD);
   gc_pop_root(vm);
-  thread->id_depth = parent ? parent->id_depth + 1 : 0;
-  thread->id_path = thread->id_depth ? xrealloc(NULL, (size_t)thread->id_depth * sizeof(int)) : NULL;
-  if (parent) {
-    if (parent->id_depth) memcpy(thread->id_path, parent->id_path, (size_t)parent->id_depth * sizeof(int));
-    thread->id_path[parent->id_depth] = ++parent->next_child;
-  }
+  thread->parent = parent;
+  thread->child_number = parent ? ++parent->next_child : 0;
   thread->next_child = 0;
   thread->label = NULL;
   thread->stack_capacity = INITIAL_STACK;
@@ -144,28 +140,25 @@ void thread_free(VM *vm, ObjThread *thread) {
   free(thread->pending);
   free(thread->undo);
   free(thread->reads);
-  free(thread->id_path);
 }
 
-const char *thread_id(const ObjThread *thread, char *buf, size_t size) {
-  if (thread->id_depth == 0) {
-    snprintf(buf, size, "main");
-    return buf;
+void thread_id(Buffer *out, const ObjThread *thread) {
+  if (!thread->parent) {
+    buf_append(out, "main", 4);
+    return;
   }
-  size_t used = 0;
-  buf[0] = '\0';
-  for (int i = 0; i < thread->id_depth && used < size; i++) {
-    int n = snprintf(buf + used, size - used, i ? ".%d" : "%d", thread->id_path[i]);
-    if (n < 0) break;
-    used += (size_t)n;
-  }
-  return buf;
+  /* the numbers from the root down: walk up, then print in reverse */
+  int depth = 0;
+  for (const ObjThread *t = thread; t->parent; t = t->parent) depth++;
+  int small[32];
+  int *numbers = depth <= 32 ? small : xrealloc(NULL, (size_t)depth * sizeof(int));
+  int i = depth;
+  for (const ObjThread *t = thread; t->parent; t = t->parent) numbers[--i] = t->child_number;
+  for (i = 0; i < depth; i++) buf_printf(out, i ? ".%d" : "%d", numbers[i]);
+  if (numbers != small) free(numbers);
 }
 
-const char *thread_name(const ObjThread *thread, char *buf, size_t size) {
-  char id[96];
-  thread_id(thread, id, sizeof id);
-  if (thread->label) snprintf(buf, size, "%s (%s)", id, thread->label->chars);
-  else snprintf(buf, size, "%s", id);
-  return buf;
+void thread_name(Buffer *out, const ObjThread *thread) {
+  thread_id(out, thread);
+  if (thread->label) buf_printf(out, " (%s)", thread->label->chars);
 }

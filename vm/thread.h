@@ -8,6 +8,7 @@
 #ifndef SIMVM_THREAD_H
 #define SIMVM_THREAD_H
 
+#include "buffer.h"
 #include "object.h"
 
 /* One activation: a closure running at `ip` with its slots starting at `slots`
@@ -57,9 +58,9 @@ typedef struct {
 
 struct ObjThread {
   Obj obj;
-  int *id_path;            /* io-sim's fork-tree id; empty for main */
-  int id_depth;
-  int next_child;          /* number given to the next child + 1    */
+  ObjThread *parent;       /* io-sim's fork-tree id: the parent's id ... */
+  int child_number;        /* ... then this number (main: NULL, 0)   */
+  int next_child;          /* number given to the next child - 1    */
   ObjString *label;        /* labelThread, or NULL                  */
 
   Value *stack;            /* value stack: [stack, sp)              */
@@ -129,10 +130,10 @@ void thread_release(VM *vm, ObjThread *thread);
 /* Free the thread's arrays; called by the GC sweep. */
 void thread_free(VM *vm, ObjThread *thread);
 
-/* Format the id: "main", "1", "1.2". Returns `buf`. */
-const char *thread_id(const ObjThread *thread, char *buf, size_t size);
+/* Append the id: "main", "1", "1.2". */
+void thread_id(Buffer *out, const ObjThread *thread);
 
-/* The id followed by the label, if any: "1.2 (client)". Returns `buf`. */
-const char *thread_name(const ObjThread *thread, char *buf, size_t size);
+/* Append the id followed by the label, if any: "1.2 (client)". */
+void thread_name(Buffer *out, const ObjThread *thread);
 
 #endif

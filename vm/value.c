@@ -188,50 +188,6 @@ const char *value_type_name(Value v) {
   return "?";
 }
 
-/* ---- growable text buffer ---- */
-
-void buf_init(Buffer *buf) {
-  buf->data = NULL;
-  buf->length = 0;
-  buf->capacity = 0;
-}
-
-void buf_append(Buffer *buf, const char *text, size_t length) {
-  if (buf->length + length + 1 > buf->capacity) {
-    size_t capacity = buf->capacity ? buf->capacity : 64;
-    while (capacity < buf->length + length + 1) capacity *= 2;
-    buf->data = xrealloc(buf->data, capacity);
-    buf->capacity = capacity;
-  }
-  memcpy(buf->data + buf->length, text, length);
-  buf->length += length;
-  buf->data[buf->length] = '\0';
-}
-
-void buf_printf(Buffer *buf, const char *fmt, ...) {
-  char small[256];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(small, sizeof small, fmt, ap);
-  va_end(ap);
-  if (n < 0) return;
-  if ((size_t)n < sizeof small) {
-    buf_append(buf, small, (size_t)n);
-    return;
-  }
-  char *big = xrealloc(NULL, (size_t)n + 1);
-  va_start(ap, fmt);
-  vsnprintf(big, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  buf_append(buf, big, (size_t)n);
-  free(big);
-}
-
-void buf_free(Buffer *buf) {
-  free(buf->data);
-  buf_init(buf);
-}
-
 /* ---- show ---- */
 
 void duration_show(Buffer *buf, int64_t ns) {
@@ -265,22 +221,6 @@ static void show_float(Buffer *buf, double f) {
   if (!strpbrk(text, ".eE")) buf_append(buf, ".0", 2);
 }
 
-void buf_append_quoted(Buffer *buf, const char *text, size_t length) {
-  buf_append(buf, "\"", 1);
-  for (size_t i = 0; i < length; i++) {
-    unsigned char c = (unsigned char)text[i];
-    switch (c) {
-      case '"': buf_append(buf, "\\\"", 2); break;
-      case '\\': buf_append(buf, "\\\\", 2); break;
-      case '\n': buf_append(buf, "\\n", 2); break;
-      case '\t': buf_append(buf, "\\t", 2); break;
-      default:
-        if (c < 0x20 || c == 0x7f) buf_printf(buf, "\\x%02x", c);
-        else buf_append(buf, (const char *)&c, 1);
-    }
-  }
-  buf_append(buf, "\"", 1);
-}
 
 /* Show a value that contains no other values. */
 static void show_leaf(Buffer *buf, Value value, bool quote) {
@@ -317,11 +257,9 @@ static void show_leaf(Buffer *buf, Value value, bool quote) {
       buf_printf(buf, "<action %s>", name);
       return;
     }
-    case OBJ_THREAD: {
-      char id[128];
-      buf_printf(buf, "%s", thread_id(AS_THREAD(value), id, sizeof id));
+    case OBJ_THREAD:
+      thread_id(buf, AS_THREAD(value));
       return;
-    }
     case OBJ_TIMEOUT: buf_append(buf, "Timeout", 7); return;
     case OBJ_MVAR:
       if (AS_MVAR(value)->label) buf_printf(buf, "<mvar %s>", AS_MVAR(value)->label->chars);

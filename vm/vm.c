@@ -15,6 +15,7 @@ void vm_config_init(VMConfig *config) {
   memset(config, 0, sizeof *config);
   config->max_time = -1;
   config->opt_level = 1;
+  config->program = "simvm";
 }
 
 void vm_report(VM *vm, const char *fmt, ...) {
@@ -30,21 +31,21 @@ void vm_report(VM *vm, const char *fmt, ...) {
 
 void vm_trace(VM *vm, ObjThread *thread, const char *fmt, ...) {
   if (!vm->config.trace || !vm->config.write_trace) return;
-  Buffer line;
+  Buffer line, when, name;
   buf_init(&line);
-  Buffer when;
   buf_init(&when);
+  buf_init(&name);
   duration_show(&when, vm->now);
-  char name[128] = "-";
-  if (thread) thread_name(thread, name, sizeof name);
-  buf_printf(&line, "%10s  %-12s ", when.data, name);
+  if (thread) thread_name(&name, thread);
+  else buf_append(&name, "-", 1);
+  buf_printf(&line, "%10s  %-12s ", buf_text(&when), buf_text(&name));
   buf_free(&when);
-  char text[1024];
+  buf_free(&name);
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(text, sizeof text, fmt, ap);
+  buf_vprintf(&line, fmt, ap);
   va_end(ap);
-  buf_printf(&line, "%s\n", text);
+  buf_append(&line, "\n", 1);
   vm->config.write_trace(vm->config.user, line.data, line.length);
   buf_free(&line);
 }

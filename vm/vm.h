@@ -38,6 +38,7 @@ typedef struct {
   int64_t max_time;      /* simulated nanoseconds; < 0: no limit            */
   int opt_level;         /* 1 (default): inline statements, direct opcodes;
                             0: io-sim's strategy, every action built and bound */
+  const char *program;   /* prefix of messages not about a script line ("simvm") */
   const char **argv;     /* the script's arguments, returned by args()      */
   int argc;
 } VMConfig;

@@ -432,10 +432,17 @@ static void test_show_thread_ids(void **state) {
   t12->label = obj_cstring(vm, "worker");
   assert_shows(OBJ_VAL(t12), "1.2");
   assert_shows(LIST(vm, OBJ_VAL(main_), OBJ_VAL(t12)), "[main, 1.2]");
-  char name[64];
-  assert_string_equal(thread_name(t12, name, sizeof name), "1.2 (worker)");
-  assert_string_equal(thread_name(t1, name, sizeof name), "1");
-  assert_string_equal(thread_id(t121, name, sizeof name), "1.2.1");
+  Buffer name;
+  buf_init(&name);
+  thread_name(&name, t12);
+  assert_string_equal(buf_text(&name), "1.2 (worker)");
+  buf_free(&name);
+  thread_name(&name, t1);
+  assert_string_equal(buf_text(&name), "1");
+  buf_free(&name);
+  thread_id(&name, t121);
+  assert_string_equal(buf_text(&name), "1.2.1");
+  buf_free(&name);
   assert_true(value_equal(OBJ_VAL(t1), OBJ_VAL(t1)));
   assert_false(value_equal(OBJ_VAL(t1), OBJ_VAL(t2)));
 }

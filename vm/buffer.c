@@ -1,0 +1,72 @@
+#include "buffer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memory.h"
+
+void buf_init(Buffer *buf) {
+  buf->data = NULL;
+  buf->length = 0;
+  buf->capacity = 0;
+}
+
+void buf_append(Buffer *buf, const char *text, size_t length) {
+  if (buf->length + length + 1 > buf->capacity) {
+    size_t capacity = buf->capacity ? buf->capacity : 64;
+    while (capacity < buf->length + length + 1) capacity *= 2;
+    buf->data = xrealloc(buf->data, capacity);
+    buf->capacity = capacity;
+  }
+  memcpy(buf->data + buf->length, text, length);
+  buf->length += length;
+  buf->data[buf->length] = '\0';
+}
+
+void buf_vprintf(Buffer *buf, const char *fmt, va_list ap) {
+  char small[256];
+  va_list again;
+  va_copy(again, ap);
+  int n = vsnprintf(small, sizeof small, fmt, ap);
+  if (n >= 0 && (size_t)n < sizeof small) {
+    buf_append(buf, small, (size_t)n);
+  } else if (n >= 0) {
+    char *big = xrealloc(NULL, (size_t)n + 1);
+    vsnprintf(big, (size_t)n + 1, fmt, again);
+    buf_append(buf, big, (size_t)n);
+    free(big);
+  }
+  va_end(again);
+}
+
+void buf_printf(Buffer *buf, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  buf_vprintf(buf, fmt, ap);
+  va_end(ap);
+}
+
+const char *buf_text(const Buffer *buf) { return buf->data ? buf->data : ""; }
+
+void buf_free(Buffer *buf) {
+  free(buf->data);
+  buf_init(buf);
+}
+
+void buf_append_quoted(Buffer *buf, const char *text, size_t length) {
+  buf_append(buf, "\"", 1);
+  for (size_t i = 0; i < length; i++) {
+    unsigned char c = (unsigned char)text[i];
+    switch (c) {
+      case '"': buf_append(buf, "\\\"", 2); break;
+      case '\\': buf_append(buf, "\\\\", 2); break;
+      case '\n': buf_append(buf, "\\n", 2); break;
+      case '\t': buf_append(buf, "\\t", 2); break;
+      default:
+        if (c < 0x20 || c == 0x7f) buf_printf(buf, "\\x%02x", c);
+        else buf_append(buf, (const char *)&c, 1);
+    }
+  }
+  buf_append(buf, "\"", 1);
+}

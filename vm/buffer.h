@@ -1,0 +1,26 @@
+/* A growable text buffer: messages, traces and show() build their text here,
+ * so nothing is cut at a fixed size. The text is always NUL-terminated once
+ * something was appended; `data` is NULL while the buffer is empty. */
+#ifndef SIMVM_BUFFER_H
+#define SIMVM_BUFFER_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+typedef struct {
+  char *data;
+  size_t length;      /* bytes, excluding the NUL */
+  size_t capacity;
+} Buffer;
+
+void buf_init(Buffer *buf);
+void buf_append(Buffer *buf, const char *text, size_t length);
+void buf_printf(Buffer *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void buf_vprintf(Buffer *buf, const char *fmt, va_list ap);
+/* Append text in double quotes, escaping quotes, backslashes and control bytes. */
+void buf_append_quoted(Buffer *buf, const char *text, size_t length);
+/* The text so far ("" when empty). */
+const char *buf_text(const Buffer *buf);
+void buf_free(Buffer *buf);
+
+#endif
