@@ -1,5 +1,7 @@
 #include "options.h"
 
+#include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 bool parse_count(const char *text, uint64_t *out) {
@@ -12,6 +14,22 @@ bool parse_count(const char *text, uint64_t *out) {
   }
   *out = n;
   return true;
+}
+
+bool parse_size(const char *text, size_t *out) {
+  static const struct { const char *unit; uint64_t scale; } units[] = {
+      {"B", 1}, {"KB", 1024}, {"MB", 1024 * 1024}, {"GB", 1024ull * 1024 * 1024}};
+  size_t digits = strspn(text, "0123456789");
+  if (digits == 0 || digits > 15) return false;
+  uint64_t n = 0;
+  for (size_t j = 0; j < digits; j++) n = n * 10 + (uint64_t)(text[j] - '0');
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+    if (strcmp(text + digits, units[i].unit) != 0) continue;
+    if (n > SIZE_MAX / units[i].scale) return false;
+    *out = (size_t)(n * units[i].scale);
+    return true;
+  }
+  return false;
 }
 
 bool parse_duration(const char *text, int64_t *out) {

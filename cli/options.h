@@ -3,12 +3,16 @@
 #define SIMVM_OPTIONS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define SIMVM_VERSION "0.1.0"
 
 /* A whole number >= 0 with no sign or suffix; false if malformed or too big. */
 bool parse_count(const char *text, uint64_t *out);
+
+/* A size in bytes: digits then B, KB, MB or GB (powers of 1024). */
+bool parse_size(const char *text, size_t *out);
 
 /* A duration as in scripts: digits then ns, us, ms or s ("10s", "500ms"),
  * into nanoseconds; false if malformed, negative or too big. */

@@ -22,6 +22,8 @@ static const char usage_text[] =
     "  --result           print main's result after the run\n"
     "  --max-steps N      stop after N instructions\n"
     "  --max-time D       stop before simulated time passes D (e.g. 10s, 500ms)\n"
+    "  --max-heap SIZE    stop when the live heap passes SIZE (e.g. 512MB, 2GB)\n"
+    "  --max-threads N    stop when a fork would make more than N threads alive\n"
     "  -O0                compile binds as io-sim does: every action is built\n"
     "                     as a value and bound (no inline statements)\n"
     "  -h, --help         show this help\n"
@@ -30,8 +32,9 @@ static const char usage_text[] =
     "exit status:\n"
     "  0  main finished            3  compile error\n"
     "  1  main failed (uncaught    4  deadlock\n"
-    "     exception or error)      5  --max-steps or --max-time reached\n"
-    "  2  usage error or unreadable file\n";
+    "     exception or error)      5  a --max-... limit reached\n"
+    "  2  usage error or unreadable file\n"
+    " 70  out of memory (the machine's)\n";
 
 static void output_failed(void);
 
@@ -91,6 +94,16 @@ int main(int argc, char **argv) {
       config.trace = true;
     } else if (strcmp(arg, "--result") == 0) {
       print_result = true;
+    } else if (strcmp(arg, "--max-heap") == 0) {
+      if (++i == argc) return usage_error("%s needs a size", arg);
+      if (!parse_size(argv[i], &config.max_heap) || config.max_heap == 0)
+        return usage_error("--max-heap needs a size such as 512MB, 2GB or 100000KB, not '%s'", argv[i]);
+    } else if (strcmp(arg, "--max-threads") == 0) {
+      uint64_t n;
+      if (++i == argc) return usage_error("%s needs a number", arg);
+      if (!parse_count(argv[i], &n) || n == 0 || n > 1000000000)
+        return usage_error("--max-threads needs a positive whole number, not '%s'", argv[i]);
+      config.max_threads = (int)n;
     } else if (strcmp(arg, "-O0") == 0) {
       optimize = false;
     } else if (strcmp(arg, "--max-steps") == 0) {

@@ -656,6 +656,8 @@ ObjClosure *compile_module(VM *vm, const Source *source, const Module *module, D
 
   /* Declare every top-level name first, so definitions may refer to each other. */
   int *slots = xrealloc(NULL, (size_t)(module->decls.count + 1) * sizeof(int));
+  Table defined; /* this module's names -> line, for duplicates */
+  table_init(&defined);
   for (int i = 0; i < module->decls.count; i++) {
     const Decl *d = module->decls.items[i];
     slots[i] = -1;
@@ -666,15 +668,12 @@ ObjClosure *compile_module(VM *vm, const Source *source, const Module *module, D
       error_at(&c, d->loc, "'%s' is a builtin and cannot be redefined", d->name);
       continue;
     }
-    bool duplicate = false;
-    for (int j = 0; j < i; j++) {
-      const Decl *other = module->decls.items[j];
-      if (slots[j] >= 0 && strcmp(other->name, d->name) == 0) {
-        error_at(&c, d->loc, "'%s' is already defined on line %d", d->name, other->loc.line);
-        duplicate = true;
-      }
+    Value earlier;
+    if (table_get(&defined, name, &earlier)) {
+      error_at(&c, d->loc, "'%s' is already defined on line %d", d->name, (int)AS_INT(earlier));
+      continue;
     }
-    if (duplicate) continue;
+    table_set(&defined, name, INT_VAL(d->loc.line));
     int arity = d->kind == DECL_FN ? d->expr->as.lambda.params.count : -1;
     slots[i] = vm_declare_global(vm, name, arity, source->path, d->loc.line);
   }
@@ -691,6 +690,7 @@ ObjClosure *compile_module(VM *vm, const Source *source, const Module *module, D
     }
   }
   free(slots);
+  table_free(&defined);
   emit_op(&c, OP_UNIT);
   emit_var(&c, OP_RETURN, 0, -1);
   end_fn(&c, &script, (Loc){1, 1});

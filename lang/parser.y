@@ -46,12 +46,15 @@ int lexer_next(Lexer *lexer, Parser *p, YYSTYPE *value, YYLTYPE *loc);
 }
 
 %code {
+#include <string.h>
+
 static int yylex(YYSTYPE *value, YYLTYPE *loc, Parser *p) { return lexer_next(&p->lexer, p, value, loc); }
 
 /* Bison's message, plus the bracket left open when that is the likely cause:
  * a ( [ or #{ opened on an earlier line, or any bracket at the end of input
  * (blocks span lines, so an open { alone says nothing). */
 static void yyerror(YYLTYPE *loc, Parser *p, const char *message) {
+  if (strcmp(message, "memory exhausted") == 0) message = "nested too deeply (more than 10000 levels)";
   int line, col;
   const char *open = lexer_open_bracket(&p->lexer, &line, &col);
   bool at_end = p->lexer.last_token == YYEOF;

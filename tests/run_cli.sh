@@ -34,6 +34,8 @@ printf 'fn f(x) = x\nmain = {\n  delay(1us)\n  say(f(1))\n}\n' >"$tmp/prog.sim"
 printf 'main = {\n' >"$tmp/broken.sim"
 printf 'main = return 41 + 1\n' >"$tmp/answer.sim"
 mkdir "$tmp/dir.sim"
+printf 'fn f(n) = fork(f(n + 1)) >> delay(1s)\nmain = f(0)\n' >"$tmp/bomb.sim"
+printf 'fn g(xs) = g(cons(1, xs))\nmain = say(g([]))\n' >"$tmp/grow.sim"
 
 expect "no arguments"        2 "simvm: no script given" "$simvm"
 expect "unknown option"      2 "simvm: unknown option '--frobnicate'" "$simvm" --frobnicate hi.sim
@@ -48,6 +50,11 @@ expect "run"                 0 "hi" "$simvm" hi.sim
 expect "result"              0 "42" "$simvm" -q --result answer.sim
 expect "compile error"       3 "broken.sim:2:1: error: syntax error, unexpected end of file (the '{' at line 1, column 8 is not closed)" "$simvm" broken.sim
 expect "options after --"    0 "hi" "$simvm" -- hi.sim
+expect "max-threads"         5 "simvm: thread limit reached: 100 threads alive (--max-threads)" "$simvm" --max-threads 100 bomb.sim
+expect "max-heap"            0 "simvm: heap limit reached: N bytes in use (--max-heap) 5" \
+  sh -c "'$simvm' --max-heap 10MB grow.sim 2>&1 | sed 's/[0-9]* bytes/N bytes/' | tr '\\n' ' '; '$simvm' --max-heap 10MB grow.sim 2>/dev/null; echo \$?"
+expect "max-heap value"      2 "simvm: --max-heap needs a size such as 512MB, 2GB or 100000KB, not '10'" "$simvm" --max-heap 10 grow.sim
+expect "output error"        1 "simvm: cannot write output: No space left on device" sh -c "'$simvm' hi.sim >/dev/full"
 expect "simc help"           0 "usage: simc [options] file.sim" "$simc" --help
 expect "simc no file"        2 "simc: no script given" "$simc"
 expect "simc two files"      2 "simc: give one script, not 'hi.sim' and 'prog.sim'" "$simc" hi.sim prog.sim

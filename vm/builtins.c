@@ -263,6 +263,32 @@ static bool nat_error(VM *vm, Value *args, Value *result) {
   return false;
 }
 
+/* The strings of a list joined with sep between them, in linear time. */
+static bool nat_join(VM *vm, Value *args, Value *result) {
+  EXPECT(IS_STRING(args[0]), "join needs a separator string, not %s", value_type_name(args[0]));
+  EXPECT(IS_LIST(args[1]), "join needs a list of strings, not %s", value_type_name(args[1]));
+  Buffer out;
+  buf_init(&out);
+  for (Value v = args[1]; IS_CONS(v); v = AS_CONS(v)->tail) {
+    Value item = AS_CONS(v)->head;
+    if (!IS_STRING(item)) {
+      buf_free(&out);
+      rt_error(vm, "join needs a list of strings, but it holds %s", value_type_name(item));
+      return false;
+    }
+    if (v.as.obj != args[1].as.obj) buf_append(&out, AS_CSTRING(args[0]), (size_t)AS_STRING(args[0])->length);
+    buf_append(&out, AS_CSTRING(item), (size_t)AS_STRING(item)->length);
+  }
+  if (out.length > INT32_MAX) {
+    buf_free(&out);
+    rt_error(vm, "join: string too long");
+    return false;
+  }
+  *result = OBJ_VAL(obj_string(vm, buf_text(&out), (int)out.length));
+  buf_free(&out);
+  return true;
+}
+
 static bool nat_type_of(VM *vm, Value *args, Value *result) {
   *result = OBJ_VAL(obj_cstring(vm, value_type_name(args[0])));
   return true;

@@ -41,8 +41,14 @@ static bool same_constant(Value a, Value b) {
   }
 }
 
+/* Constants are shared when an equal one is among the last few added: the
+ * common repeats are close together, and a full search would make large
+ * functions quadratic to compile. */
+#define CONSTANT_SEARCH 64
+
 int chunk_add_constant(Chunk *chunk, Value value) {
-  for (int i = 0; i < chunk->constants.count; i++)
+  int first = chunk->constants.count > CONSTANT_SEARCH ? chunk->constants.count - CONSTANT_SEARCH : 0;
+  for (int i = chunk->constants.count - 1; i >= first; i--)
     if (same_constant(chunk->constants.values[i], value)) return i;
   value_array_push(&chunk->constants, value);
   return chunk->constants.count - 1;

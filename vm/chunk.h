@@ -19,8 +19,8 @@ void chunk_init(Chunk *chunk);
 void chunk_free(Chunk *chunk);
 /* Append one byte of code attributed to source line `line`. */
 void chunk_write(Chunk *chunk, uint8_t byte, int line);
-/* Index of `value` in the pool, adding it if no equal constant of the same
- * type (strings: the same interned object) is there yet. */
+/* Index of `value` in the pool, adding it unless an equal constant of the
+ * same type (strings: the same interned object) is among the last 64. */
 int chunk_add_constant(Chunk *chunk, Value value);
 
 #endif

@@ -579,6 +579,9 @@ next_thread:
   CASE(TAIL_CALL_BIND):
   CASE(CALL):
   CASE(TAIL_CALL): {
+    /* every loop passes through a call or a bind (there are no backward
+     * jumps), so checking the heap limit here and in BIND stops any runaway */
+    if (vm->heap_exceeded) goto heap_limit_reached;
     int argc = READ_BYTE();
     Value callee = PEEK(argc);
     if (IS_FUNCTION_CLOSURE(callee)) {
@@ -644,6 +647,7 @@ next_thread:
 
   CASE(BIND): {
     Value action;
+    if (vm->heap_exceeded) goto heap_limit_reached;
     if (thread->pending_count && sched_should_raise(thread)) {
       STORE_FRAME();
       exc = sched_take_pending(vm, thread);
@@ -678,6 +682,7 @@ next_thread:
     RUNTIME_ERROR("cannot run %s: it is not an action", value_type_name(action));
   }
   CASE(TAIL_BIND): {
+    if (vm->heap_exceeded) goto heap_limit_reached;
     /* A block replaces this frame, so a loop of tail binds runs in constant
      * stack. A primitive runs in this frame, which keeps its line for errors;
      * the RETURN after this opcode then returns its result. */
@@ -804,6 +809,11 @@ next_thread:
     if (!IS_BLOCK_CLOSURE(action) && !IS_ACTION(action))
       RUNTIME_ERROR("fork needs an action, not %s", value_type_name(action));
     STORE_FRAME();
+    if (vm->config.max_threads && vm->live_threads >= vm->config.max_threads) {
+      vm->steps = steps;
+      vm_report(vm, "simvm: thread limit reached: %d threads alive (--max-threads)\n", vm->live_threads);
+      return SIM_LIMIT;
+    }
     ObjThread *child = thread_new(vm, thread, action);
     child->mask = thread->mask; /* as forkIO: the child starts in the parent's masking state */
     sched_enqueue(vm, child);
@@ -1197,6 +1207,11 @@ throw_exception:
     return SIM_FAILED;
   }
   goto next_thread;
+
+heap_limit_reached:
+  vm->steps = steps;
+  vm_report(vm, "simvm: heap limit reached: %zu bytes in use (--max-heap)\n", vm->bytes_allocated);
+  return SIM_LIMIT;
 
 step_limit_reached:
   vm->steps = steps - 1;

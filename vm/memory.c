@@ -17,7 +17,8 @@ void *xrealloc(void *ptr, size_t size) {
   }
   void *result = realloc(ptr, size);
   if (!result) {
-    fprintf(stderr, "simvm: out of memory (allocating %zu bytes)\n", size);
+    fflush(NULL); /* what was printed before comes first */
+    fprintf(stderr, "simvm: out of memory (allocating %zu bytes); --max-heap sets a limit\n", size);
     exit(70);
   }
   return result;
@@ -25,6 +26,11 @@ void *xrealloc(void *ptr, size_t size) {
 
 Obj *gc_alloc(VM *vm, size_t size, ObjType type) {
   if (!vm->gc_paused && (vm->gc_stress || vm->bytes_allocated + size > vm->next_gc)) gc_collect(vm);
+  if (vm->config.max_heap && !vm->heap_exceeded && vm->bytes_allocated + size > vm->config.max_heap &&
+      !vm->gc_paused) {
+    gc_collect(vm); /* count only what is live */
+    if (vm->bytes_allocated + size > vm->config.max_heap) vm->heap_exceeded = true;
+  }
   vm->bytes_allocated += size;
   Obj *obj = xrealloc(NULL, size);
   obj->type = type;

@@ -16,8 +16,9 @@
 
 #include "object.h"
 
-/* realloc that reports "out of memory" and exits with status 70 on failure;
- * size 0 frees and returns NULL. For VM-owned arrays, not GC objects. */
+/* realloc that reports "out of memory" and exits with status 70 on failure
+ * (the machine's memory, not --max-heap); size 0 frees and returns NULL.
+ * For VM-owned arrays, not GC objects. */
 void *xrealloc(void *ptr, size_t size);
 
 /* Allocate a GC object of `size` bytes and type `type`; may collect first. */

@@ -88,6 +88,8 @@ struct VM {
   Value result;
   char error[512];         /* message of the runtime error being raised */
   bool has_error;
+  bool heap_exceeded;      /* set by the allocator past max_heap; the loop stops */
+  int live_threads;        /* threads not yet done                      */
 };
 
 /* Declare global `name` (a new slot, shadowing any earlier global of that

@@ -50,6 +50,7 @@ ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   *thread->sp++ = action;
   thread_push_frame(vm, thread, vm->entry_closure, thread->stack);
 
+  vm->live_threads++;
   thread->live_prev = NULL;
   thread->live_next = vm->live;
   if (vm->live) vm->live->live_prev = thread;
@@ -125,6 +126,7 @@ void thread_release(VM *vm, ObjThread *thread) {
   thread->pending = NULL;
   thread->stack_capacity = thread->frame_capacity = thread->frame_count = 0;
   thread->pending_count = thread->pending_capacity = 0;
+  vm->live_threads--;
   if (thread->live_prev) thread->live_prev->live_next = thread->live_next;
   else if (vm->live == thread) vm->live = thread->live_next;
   if (thread->live_next) thread->live_next->live_prev = thread->live_prev;

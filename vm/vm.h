@@ -22,7 +22,7 @@ typedef enum {
   SIM_USAGE = 2,          /* bad command line, or a file that cannot be read */
   SIM_COMPILE_ERROR = 3,  /* the script does not compile                    */
   SIM_DEADLOCK = 4,       /* main blocked with nothing left that could wake it */
-  SIM_LIMIT = 5           /* --max-steps or --max-time reached              */
+  SIM_LIMIT = 5           /* --max-steps, --max-time, --max-heap or --max-threads reached */
 } SimStatus;
 
 /* Receives `len` bytes of text (not NUL-terminated); `user` is VMConfig.user. */
@@ -36,6 +36,8 @@ typedef struct {
   bool trace;            /* emit the full event trace (say events included) */
   uint64_t max_steps;    /* instructions; 0: no limit                       */
   int64_t max_time;      /* simulated nanoseconds; < 0: no limit            */
+  size_t max_heap;       /* bytes of live heap (objects and thread stacks); 0: no limit */
+  int max_threads;       /* threads alive at once, main included; 0: no limit */
   int opt_level;         /* 1 (default): inline statements, direct opcodes;
                             0: io-sim's strategy, every action built and bound */
   const char *program;   /* prefix of messages not about a script line ("simvm") */
