@@ -110,7 +110,8 @@ static bool check_text(const Source *source, Diag *diag) {
   for (const unsigned char *s = start; s < end;) {
     int n = *s ? utf8_length(s, end) : 0;
     if (n == 0) {
-      diag_error(diag, source, line, col, "this is not a text file: byte 0x%02x is not valid UTF-8 text", *s);
+      if (*s == 0) diag_error(diag, source, line, col, "this is not a text file: it contains a NUL byte");
+      else diag_error(diag, source, line, col, "this is not a text file: byte 0x%02x is not valid UTF-8 text", *s);
       return false;
     }
     if (*s == '\n') {

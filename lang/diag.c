@@ -22,32 +22,39 @@ void diag_error(Diag *diag, const Source *source, int line, int col, const char 
   emit(diag, "\n", 1);
 
   int length = 0;
-  const char *start = source_line(source, line, &length);
-  if (!start) return;
-  /* the line, with control bytes (and, on a line that is not UTF-8, every
-   * byte above 0x7f) shown as '?', so even random input stays readable */
-  char shown[256];
-  int shown_length = length < (int)sizeof shown - 1 ? length : (int)sizeof shown - 1;
+  const char *line_text = source_line(source, line, &length);
+  if (!line_text) return;
+  /* a window of the line around the column, so the caret is always on it */
+  enum { WINDOW = 200, BEFORE = 100 };
+  int from = col - 1 > WINDOW - 20 ? col - 1 - BEFORE : 0;
+  if (from > length) from = length;
+  while (from > 0 && ((unsigned char)line_text[from] & 0xc0) == 0x80) from--; /* not mid-character */
+  const char *start = line_text + from;
+  int shown_length = length - from < WINDOW ? length - from : WINDOW;
+  /* control bytes (and, on a line that is not UTF-8, every byte above
+   * 0x7f) are shown as '?', so even random input stays readable */
+  char shown[WINDOW];
   bool utf8 = true;
   for (int i = 0; i < shown_length && utf8;) {
     unsigned char c = (unsigned char)start[i];
     int n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
     for (int j = 1; j < n; j++)
       if (i + j >= shown_length || ((unsigned char)start[i + j] & 0xc0) != 0x80) n = 0;
-    if (n == 0) utf8 = false;
-    i += n;
+    bool cut_at_end = length - from > WINDOW && i + 4 >= shown_length; /* the window cut a character */
+    if (n == 0 && !cut_at_end) utf8 = false;
+    i += n ? n : 1;
   }
   for (int i = 0; i < shown_length; i++) {
     unsigned char c = (unsigned char)start[i];
     bool plain = c == '\t' || (c >= 0x20 && c != 0x7f && (c < 0x80 || utf8));
     shown[i] = plain ? (char)c : '?';
   }
-  emit(diag, "    ", 4);
+  emit(diag, from ? "    ..." : "    ", from ? 7 : 4);
   emit(diag, shown, (size_t)shown_length);
-  emit(diag, "\n    ", 5);
+  emit(diag, from ? "\n       " : "\n    ", from ? 8 : 5);
   /* one space per character before the column: UTF-8 continuation bytes take none */
-  for (int i = 0; i < col - 1 && i < shown_length; i++) {
-    if (((unsigned char)start[i] & 0xc0) == 0x80) continue;
+  for (int i = 0; i < col - 1 - from && i < shown_length; i++) {
+    if (utf8 && ((unsigned char)start[i] & 0xc0) == 0x80) continue;
     emit(diag, start[i] == '\t' ? "\t" : " ", 1);
   }
   emit(diag, "^\n", 2);

@@ -20,6 +20,10 @@ void lexer_init(Lexer *lexer, const char *text, unsigned long length) {
   lexer->line_start = text;
   lexer->line = 1;
   lexer->last_token = ';';
+  if (length >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0) { /* a UTF-8 byte order mark */
+    lexer->cursor += 3;
+    lexer->line_start += 3;
+  }
 }
 
 #define lex_error(p, line, col, ...) diag_error((p)->diag, (p)->source, (line), (col), __VA_ARGS__)
