@@ -110,6 +110,12 @@ static bool unwind(VM *vm, ObjThread *thread, Value exc) {
 
 static const char *const mask_names[] = {"Unmasked", "MaskedInterruptible", "MaskedUninterruptible"};
 
+/* Change the masking state, tracing real changes. */
+static void set_mask(VM *vm, ObjThread *thread, MaskState mask) {
+  if (thread->mask != mask) vm_trace(vm, thread, "mask %s", mask_names[mask]);
+  thread->mask = mask;
+}
+
 /* The masking state named by a string, or -1. */
 static int mask_from_name(Value name) {
   if (!IS_STRING(name)) return -1;
@@ -1117,11 +1123,11 @@ next_thread:
   }
   CASE(MASK_PUSH): {
     PUSH(INT_VAL(thread->mask));
-    thread->mask = (MaskState)AS_INT(slots[0]);
+    set_mask(vm, thread, (MaskState)AS_INT(slots[0]));
     DISPATCH();
   }
   CASE(MASK_POP): {
-    thread->mask = (MaskState)AS_INT(slots[2]);
+    set_mask(vm, thread, (MaskState)AS_INT(slots[2]));
     if (thread->mask == MASK_NONE && thread->pending_count) {
       STORE_FRAME();
       exc = sched_take_pending(vm, thread);
@@ -1130,7 +1136,7 @@ next_thread:
     DISPATCH();
   }
   CASE(MASK_UNWIND): {
-    thread->mask = (MaskState)AS_INT(slots[2]);
+    set_mask(vm, thread, (MaskState)AS_INT(slots[2]));
     exc = PEEK(0);
     STORE_FRAME();
     goto throw_exception;
