@@ -132,6 +132,11 @@ check_seed "forkIO 50"         "exit=0 lines=0 bytes=0 stderr=0" forkIO.sim 50
 check_seed "forkIO 250"        "exit=0 lines=0 bytes=0 stderr=0" forkIO.sim 250
 check_seed bottleneck          "exit=0 lines=1000000 bytes=1000000 stderr=0" bottleneck.sim
 check_seed "bottleneck -q"     "exit=0 lines=0 bytes=0 stderr=0" -q bottleneck.sim
+check_seed registerDelay       "exit=0 lines=1 bytes=3 stderr=0" --result registerDelay.sim
+check_seed "async 50"          "exit=0 lines=50 bytes=50 stderr=0" async.sim 50
+check_seed "async 250"         "exit=0 lines=250 bytes=250 stderr=0" async.sim 250
+check_seed "async 50 -q"       "exit=0 lines=0 bytes=0 stderr=0" -q async.sim 50
+check_seed "forkIO 50 -q"      "exit=0 lines=0 bytes=0 stderr=0" -q forkIO.sim 50
 for f in threadDelay timeout_fail timeout_succeed timeout_race; do
   run "$simvm" "$seed" --result "$f.sim"
   echo "$f: $(cat "$tmp/out")" >>"$tmp/results"
@@ -143,7 +148,8 @@ timeout_race: some(())" ]; then passed=$((passed + 1)); else fail "bench/seed re
 
 # and their traces are byte-identical run to run, and under -O0
 for spec in "threadDelay.sim" "timeout_fail.sim" "timeout_succeed.sim" "timeout_race.sim" \
-            "forkIO.sim 50" "forkIO.sim 250" "bottleneck.sim"; do
+            "forkIO.sim 50" "forkIO.sim 250" "bottleneck.sim" "registerDelay.sim" "async.sim 50" \
+            "async.sim 250"; do
   # shellcheck disable=SC2086
   run "$simvm" "$seed" --trace $spec; sum1=$(md5sum <"$tmp/out")
   # shellcheck disable=SC2086
