@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../vm/state.h"
 #include "options.h"
@@ -26,6 +27,12 @@ static const char usage_text[] =
     "  --max-threads N    stop when a fork would make more than N threads alive\n"
     "  -O0                compile binds as io-sim does: every action is built\n"
     "                     as a value and bound (no inline statements)\n"
+    "  --profile          after the run, print a profile on stderr: instructions\n"
+    "                     by opcode, function and thread, binds, scheduler, memory\n"
+    "  --profile-json F   write the profile as JSON to file F (docs/PROFILE.md)\n"
+    "  --profile-folded F write folded stacks (thread;fn;fn count) to file F\n"
+    "  --repeat N         run N fresh simulations in this process, timing each\n"
+    "                     (per-run lines and a summary on stderr)\n"
     "  -h, --help         show this help\n"
     "  --version          show the version\n"
     "\n"
@@ -56,6 +63,63 @@ static void write_err(void *user, const char *text, size_t length) {
   fwrite(text, 1, length, stderr);
 }
 
+static double wall_now(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
+}
+
+static SimStatus run_once(VM *vm, double *wall) {
+  double started = wall_now();
+  SimStatus status = vm_run(vm);
+  *wall = wall_now() - started;
+  return status;
+}
+
+static int by_value(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* --repeat N: N fresh simulations of the compiled program in this process,
+ * each timed; a line per run and a summary on stderr. Stops at a failure. */
+static SimStatus run_repeated(VM *vm, uint64_t runs, double *wall) {
+  double *times = malloc((size_t)runs * sizeof(double));
+  if (!times) {
+    fprintf(stderr, "simvm: out of memory\n");
+    return SIM_FAILED;
+  }
+  SimStatus status = SIM_OK;
+  uint64_t done = 0, steps = 0, events = 0;
+  for (; done < runs && status == SIM_OK; done++) {
+    status = run_once(vm, &times[done]);
+    steps = vm_steps(vm);
+    events = vm_events(vm);
+    fflush(stdout);
+    fprintf(stderr, "run %" PRIu64 ": %.3f us, %" PRIu64 " instructions, %" PRIu64 " events\n", done + 1,
+            times[done] * 1e6, steps, events);
+  }
+  *wall = times[done - 1];
+  qsort(times, (size_t)done, sizeof *times, by_value);
+  fprintf(stderr, "runs: %" PRIu64 ", median %.3f us, min %.3f us, max %.3f us per run; %" PRIu64
+                  " instructions and %" PRIu64 " events per run\n",
+          done, times[done / 2] * 1e6, times[0] * 1e6, times[done - 1] * 1e6, steps, events);
+  free(times);
+  return status;
+}
+
+static bool write_profile_file(VM *vm, const char *path, char format, double wall) {
+  FILE *file = fopen(path, "w");
+  if (!file) {
+    fprintf(stderr, "simvm: cannot write '%s': %s\n", path, strerror(errno));
+    return false;
+  }
+  bool ok = vm_write_profile(vm, file, format, wall);
+  if (fclose(file) != 0) ok = false;
+  if (!ok) fprintf(stderr, "simvm: cannot write '%s': %s\n", path, strerror(errno));
+  return ok;
+}
+
 static int usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, "simvm: ");
   fprintf(stderr, fmt, arg);
@@ -74,6 +138,8 @@ int main(int argc, char **argv) {
   config.write_trace = write_out;
   config.write_error = write_err;
   bool quiet = false, print_result = false, optimize = true;
+  const char *profile_json = NULL, *profile_folded = NULL;
+  uint64_t repeat = 0; /* 0: one plain run */
   int i = 1;
   for (; i < argc && argv[i][0] == '-' && argv[i][1] != '\0'; i++) {
     const char *arg = argv[i];
@@ -106,6 +172,17 @@ int main(int argc, char **argv) {
       config.max_threads = (int)n;
     } else if (strcmp(arg, "-O0") == 0) {
       optimize = false;
+    } else if (strcmp(arg, "--profile") == 0) {
+      config.profile = true;
+    } else if (strcmp(arg, "--profile-json") == 0 || strcmp(arg, "--profile-folded") == 0) {
+      if (++i == argc) return usage_error("%s needs a file name", arg);
+      if (arg[10] == 'j') profile_json = argv[i];
+      else profile_folded = argv[i];
+      config.profile = true;
+    } else if (strcmp(arg, "--repeat") == 0) {
+      if (++i == argc) return usage_error("%s needs a number", arg);
+      if (!parse_count(argv[i], &repeat) || repeat == 0 || repeat > 100000000)
+        return usage_error("--repeat needs a positive whole number, not '%s'", argv[i]);
     } else if (strcmp(arg, "--max-steps") == 0) {
       if (++i == argc) return usage_error("%s needs a number", arg);
       if (!parse_count(argv[i], &config.max_steps) || config.max_steps == 0)
@@ -132,7 +209,14 @@ int main(int argc, char **argv) {
     return SIM_FAILED;
   }
   SimStatus status = vm_load_file(vm, path);
-  if (status == SIM_OK) status = vm_run(vm);
+  double wall = 0;
+  if (status == SIM_OK) status = repeat ? run_repeated(vm, repeat, &wall) : run_once(vm, &wall);
+  if (config.profile && (status == SIM_OK || status == SIM_FAILED || status == SIM_DEADLOCK || status == SIM_LIMIT)) {
+    fflush(stdout);
+    if (!profile_json && !profile_folded) vm_write_profile(vm, stderr, 't', wall);
+    if (profile_json && !write_profile_file(vm, profile_json, 'j', wall)) status = SIM_USAGE;
+    if (profile_folded && !write_profile_file(vm, profile_folded, 'f', wall)) status = SIM_USAGE;
+  }
   if (print_result && status == SIM_OK) {
     char *text = vm_show(vm, vm_result(vm));
     printf("%s\n", text);

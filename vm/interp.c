@@ -300,7 +300,7 @@ static void emit_say(VM *vm, ObjThread *thread, Value what) {
     vm->config.write_say(vm->config.user, text.data, text.length);
     text.data[--text.length] = '\0';
   }
-  if (vm->config.trace) {
+  if (traced(vm)) {
     Buffer quoted;
     buf_init(&quoted);
     buf_append_quoted(&quoted, text.data ? text.data : "", text.length);
@@ -316,7 +316,35 @@ static void emit_say(VM *vm, ObjThread *thread, Value what) {
 #define COMPUTED_GOTO 1
 #endif
 
-SimStatus interp_run(VM *vm) {
+/* This file is compiled twice: plain, and with SIMVM_PROFILED (by
+ * vm/interp_profiled.c) to count every instruction for the profiler. */
+#ifdef SIMVM_PROFILED
+#define INTERP_LOOP interp_loop_profiled
+#define PROFILE_INSTRUCTION() profile_instruction(vm, thread, frame, op)
+
+/* Count the instruction about to run, by opcode and by the frame's call path
+ * (found on the frame's first instruction: frames below always have theirs). */
+static inline void profile_instruction(VM *vm, ObjThread *thread, CallFrame *frame, uint8_t op) {
+  Profile *profile = vm->profile;
+  if (frame->profile_node < 0) {
+    int below = thread->frame_count >= 2 ? thread->frames[thread->frame_count - 2].profile_node : -1;
+    int parent = below >= 0 ? below : profile->threads[thread->profile_index].root;
+    frame->profile_node = profile_child(profile, parent, frame->closure->proto);
+    profile->nodes[frame->profile_node].calls++;
+  }
+  profile->nodes[frame->profile_node].self++;
+  profile->op_counts[op]++;
+}
+#else
+#define INTERP_LOOP interp_loop_plain
+#define PROFILE_INSTRUCTION() ((void)0)
+SimStatus interp_loop_profiled(VM *vm);
+SimStatus interp_loop_plain(VM *vm);
+
+SimStatus interp_run(VM *vm) { return vm->profile ? interp_loop_profiled(vm) : interp_loop_plain(vm); }
+#endif
+
+SimStatus INTERP_LOOP(VM *vm) {
   ObjThread *thread;
   CallFrame *frame;
   uint8_t *ip;
@@ -325,6 +353,10 @@ SimStatus interp_run(VM *vm) {
   uint8_t op;
   Value exc;
   SimStatus status = SIM_OK;
+  thread = NULL;
+  frame = NULL;
+  ip = NULL;
+  slots = constants = NULL;
   uint64_t steps = vm->steps;
   const uint64_t step_limit = vm->config.max_steps ? vm->config.max_steps : UINT64_MAX;
 
@@ -385,6 +417,7 @@ SimStatus interp_run(VM *vm) {
   do {                                                \
     if (__builtin_expect(steps++ >= step_limit, 0)) goto step_limit_reached; \
     op = READ_BYTE();                                 \
+    PROFILE_INSTRUCTION();                            \
     goto *dispatch_table[op];                         \
   } while (0)
 #define EXECUTE(o) goto *dispatch_table[(op = (o))]
@@ -398,6 +431,7 @@ SimStatus interp_run(VM *vm) {
   fetch:                                                                 \
   if (steps++ >= step_limit) goto step_limit_reached;                    \
   op = READ_BYTE();                                                      \
+  PROFILE_INSTRUCTION();                                                 \
   execute:                                                               \
   switch ((OpCode)op) {
 #define LOOP_END \
@@ -407,8 +441,12 @@ SimStatus interp_run(VM *vm) {
 
 next_thread:
   vm->steps = steps;
-  thread = sched_next(vm, &status);
-  if (!thread) return status;
+  {
+    ObjThread *previous = vm->current;
+    thread = sched_next(vm, &status);
+    if (!thread) return status;
+    if (thread != previous) vm->stats.switches++;
+  }
   LOAD_FRAME();
   if (sched_should_raise(thread)) {
     exc = sched_take_pending(vm, thread);
@@ -605,7 +643,13 @@ next_thread:
         PEEK(0) = OBJ_VAL(call);
         DISPATCH();
       }
-      if (run_now && op == OP_CALL_BIND) ip++; /* the body runs now: skip the BIND that follows */
+      if (run_now) {
+        vm->stats.binds++;
+        if (op == OP_CALL_BIND) {
+          ip++; /* the body runs now: skip the BIND that follows */
+          vm->stats.stack_continuations++;
+        }
+      }
       STORE_FRAME();
       if (op == OP_TAIL_CALL || (op == OP_TAIL_CALL_BIND && run_now)) {
         memmove(slots, thread->sp - argc - 1, (size_t)(argc + 1) * sizeof(Value));
@@ -614,6 +658,7 @@ next_thread:
         frame = &thread->frames[thread->frame_count - 1];
         frame->closure = closure;
         frame->ip = proto->chunk.code;
+        frame->profile_node = -1;
       } else {
         if (!thread_reserve(vm, thread, proto->max_slots)) RUNTIME_ERROR("stack overflow");
         if (!thread_push_frame(vm, thread, closure, thread->sp - argc - 1))
@@ -654,6 +699,8 @@ next_thread:
   CASE(BIND): {
     Value action;
     if (vm->heap_exceeded) goto heap_limit_reached;
+    vm->stats.binds++;
+    vm->stats.stack_continuations++;
     if (thread->pending_count && sched_should_raise(thread)) {
       STORE_FRAME();
       exc = sched_take_pending(vm, thread);
@@ -689,6 +736,7 @@ next_thread:
   }
   CASE(TAIL_BIND): {
     if (vm->heap_exceeded) goto heap_limit_reached;
+    vm->stats.binds++;
     /* A block replaces this frame, so a loop of tail binds runs in constant
      * stack. A primitive runs in this frame, which keeps its line for errors;
      * the RETURN after this opcode then returns its result. */
@@ -790,7 +838,7 @@ next_thread:
     INTERRUPTIBLE_POINT();
     PUSH(UNIT_VAL);
     STORE_FRAME();
-    if (vm->config.trace) {
+    if (traced(vm)) {
       Buffer text;
       buf_init(&text);
       duration_show(&text, AS_DURATION(d));
@@ -821,9 +869,10 @@ next_thread:
       return SIM_LIMIT;
     }
     ObjThread *child = thread_new(vm, thread, action);
+    vm->stats.forks++;
     child->mask = thread->mask; /* as forkIO: the child starts in the parent's masking state */
     sched_enqueue(vm, child);
-    if (vm->config.trace) {
+    if (traced(vm)) {
       Buffer id;
       buf_init(&id);
       thread_id(&id, child);
@@ -847,7 +896,8 @@ next_thread:
     if (!IS_THREAD(target)) RUNTIME_ERROR("labelThread needs a thread id, not %s", value_type_name(target));
     if (!IS_STRING(label)) RUNTIME_ERROR("labelThread needs a string label, not %s", value_type_name(label));
     AS_THREAD(target)->label = AS_STRING(label);
-    if (vm->config.trace) {
+    if (vm->profile) profile_thread_label(vm, AS_THREAD(target));
+    if (traced(vm)) {
       Buffer text;
       buf_init(&text);
       thread_id(&text, AS_THREAD(target));
@@ -871,7 +921,7 @@ next_thread:
     const char *what = op == OP_KILL ? "kill" : "throwTo";
     if (!IS_THREAD(target)) RUNTIME_ERROR("%s needs a thread id, not %s", what, value_type_name(target));
     STORE_FRAME();
-    if (vm->config.trace) {
+    if (traced(vm)) {
       Buffer text;
       buf_init(&text);
       thread_id(&text, AS_THREAD(target));
@@ -888,8 +938,7 @@ next_thread:
     if (sched_throw_to(vm, thread, AS_THREAD(target), exc)) DISPATCH();
     /* the target has exceptions masked: wait until it takes this one */
     INTERRUPTIBLE_POINT();
-    thread->state = THREAD_BLOCKED;
-    thread->blocked_on = BLOCKED_THROW;
+    sched_block(vm, thread, BLOCKED_THROW);
     thread->wait_object = &AS_THREAD(target)->obj;
     goto next_thread;
   }
@@ -897,7 +946,7 @@ next_thread:
     exc = POP();
     PUSH(UNIT_VAL);
     STORE_FRAME();
-    if (vm->config.trace) {
+    if (traced(vm)) {
       Buffer text;
       buf_init(&text);
       value_show(&text, exc, true);
@@ -974,7 +1023,7 @@ next_thread:
     INTERRUPTIBLE_POINT();
     PEEK(0) = UNIT_VAL; /* replaced by the value when a put hands it over */
     mvar_wait(vm, AS_MVAR(target), thread, op == OP_TAKE_MVAR ? BLOCKED_TAKE : BLOCKED_READ, UNIT_VAL);
-    if (vm->config.trace) {
+    if (traced(vm)) {
       Buffer text;
       buf_init(&text);
       value_show(&text, target, false);
@@ -997,7 +1046,7 @@ next_thread:
     thread->sp--;
     PEEK(0) = UNIT_VAL;
     mvar_wait(vm, AS_MVAR(target), thread, BLOCKED_PUT, value);
-    if (vm->config.trace) {
+    if (traced(vm)) {
       Buffer text;
       buf_init(&text);
       value_show(&text, target, false);
@@ -1078,7 +1127,7 @@ next_thread:
     ObjTimeout *timeout = obj_timeout(vm, thread);
     sched_arm_timeout(vm, timeout, limit);
     PUSH(OBJ_VAL(timeout));
-    if (vm->config.trace) {
+    if (traced(vm)) {
       Buffer text;
       buf_init(&text);
       duration_show(&text, limit);
@@ -1110,7 +1159,7 @@ next_thread:
   CASE(CATCH_HANDLER): {
     /* slot 2 holds the exception (any, a timeout's interrupt included, as in GHC) */
     exc = PEEK(0);
-    if (vm->config.trace) {
+    if (traced(vm)) {
       Buffer text;
       buf_init(&text);
       value_show(&text, exc, true);

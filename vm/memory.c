@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "builtins.h"
 #include "state.h"
@@ -32,6 +33,9 @@ Obj *gc_alloc(VM *vm, size_t size, ObjType type) {
     if (vm->bytes_allocated + size > vm->config.max_heap) vm->heap_exceeded = true;
   }
   vm->bytes_allocated += size;
+  vm->stats.allocations++;
+  vm->stats.bytes_allocated += size;
+  if (vm->bytes_allocated > vm->stats.peak_heap) vm->stats.peak_heap = vm->bytes_allocated;
   Obj *obj = xrealloc(NULL, size);
   obj->type = type;
   obj->marked = false;
@@ -40,7 +44,11 @@ Obj *gc_alloc(VM *vm, size_t size, ObjType type) {
   return obj;
 }
 
-void gc_account(VM *vm, ptrdiff_t delta) { vm->bytes_allocated += (size_t)delta; }
+void gc_account(VM *vm, ptrdiff_t delta) {
+  vm->bytes_allocated += (size_t)delta;
+  if (delta > 0) vm->stats.bytes_allocated += (uint64_t)delta;
+  if (vm->bytes_allocated > vm->stats.peak_heap) vm->stats.peak_heap = vm->bytes_allocated;
+}
 
 void gc_push_root(VM *vm, Value value) {
   if (vm->temp_root_count == (int)(sizeof vm->temp_roots / sizeof vm->temp_roots[0])) {
@@ -254,7 +262,15 @@ static void sweep(VM *vm) {
   }
 }
 
+static double wall_seconds(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
+}
+
 void gc_collect(VM *vm) {
+  double started = wall_seconds();
+  vm->stats.gc_cycles++;
   GrayStack gray = {NULL, 0, 0};
   mark_roots(vm, &gray);
   while (gray.count > 0) blacken(&gray, gray.items[--gray.count]);
@@ -263,6 +279,7 @@ void gc_collect(VM *vm) {
   sweep(vm);
   vm->next_gc = vm->bytes_allocated * GC_GROWTH;
   if (vm->next_gc < GC_FIRST_THRESHOLD) vm->next_gc = GC_FIRST_THRESHOLD;
+  vm->stats.gc_seconds += wall_seconds() - started;
 }
 
 void gc_free_all(VM *vm) {

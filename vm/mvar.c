@@ -68,9 +68,7 @@ bool mvar_try_put(VM *vm, ObjMVar *mvar, Value value) {
 }
 
 void mvar_wait(VM *vm, ObjMVar *mvar, ObjThread *thread, BlockReason reason, Value value) {
-  (void)vm;
-  thread->state = THREAD_BLOCKED;
-  thread->blocked_on = reason;
+  sched_block(vm, thread, reason);
   thread->wait_object = &mvar->obj;
   thread->wait_value = value;
   if (reason == BLOCKED_PUT) enqueue(&mvar->putters_head, &mvar->putters_tail, thread);

@@ -20,6 +20,7 @@ static void run_queue_push(VM *vm, RunEntry entry) {
   }
   q->items[(q->head + q->count) & (q->capacity - 1)] = entry;
   q->count++;
+  if (q->count > vm->stats.run_queue_peak) vm->stats.run_queue_peak = q->count;
 }
 
 static RunEntry run_queue_pop(VM *vm) {
@@ -43,22 +44,31 @@ int64_t sched_deadline(int64_t now, int64_t ns) {
   return ns > INT64_MAX - now ? INT64_MAX : now + ns;
 }
 
-void sched_delay(VM *vm, ObjThread *thread, int64_t ns) {
+void sched_block(VM *vm, ObjThread *thread, BlockReason reason) {
   thread->state = THREAD_BLOCKED;
-  thread->blocked_on = BLOCKED_DELAY;
+  thread->blocked_on = reason;
+  if (vm->profile) profile_thread_block(vm, thread);
+}
+
+void sched_delay(VM *vm, ObjThread *thread, int64_t ns) {
+  sched_block(vm, thread, BLOCKED_DELAY);
+  vm->stats.timers_set++;
   timer_heap_insert(&vm->timers, &thread->delay_timer, sched_deadline(vm->now, ns), vm->timer_seq++);
 }
 
 void sched_arm_tvar(VM *vm, ObjTVar *tvar, int64_t ns) {
+  vm->stats.timers_set++;
   timer_heap_insert(&vm->timers, &tvar->timer, sched_deadline(vm->now, ns), vm->timer_seq++);
 }
 
 void sched_arm_timeout(VM *vm, ObjTimeout *timeout, int64_t ns) {
   timeout->state = TIMEOUT_ARMED;
+  vm->stats.timers_set++;
   timer_heap_insert(&vm->timers, &timeout->timer, sched_deadline(vm->now, ns), vm->timer_seq++);
 }
 
 void sched_disarm_timeout(VM *vm, ObjTimeout *timeout) {
+  if (timer_is_set(&timeout->timer)) vm->stats.timers_cancelled++;
   timer_heap_remove(&vm->timers, &timeout->timer);
   if (timeout->state == TIMEOUT_THROWN) {
     /* thrown but still waiting (the thread was masked): withdraw it, so the
@@ -75,6 +85,7 @@ void sched_disarm_timeout(VM *vm, ObjTimeout *timeout) {
 }
 
 void sched_wake(VM *vm, ObjThread *thread) {
+  if (vm->profile) profile_thread_wake(vm, thread);
   thread->state = THREAD_RUNNABLE;
   thread->blocked_on = BLOCKED_NONE;
   vm_trace(vm, thread, "wake");
@@ -85,6 +96,7 @@ void sched_wake(VM *vm, ObjThread *thread) {
 static void cancel_wait(VM *vm, ObjThread *thread) {
   switch (thread->blocked_on) {
     case BLOCKED_DELAY:
+      vm->stats.timers_cancelled++;
       timer_heap_remove(&vm->timers, &thread->delay_timer);
       break;
     case BLOCKED_TAKE:
@@ -111,6 +123,7 @@ static void cancel_wait(VM *vm, ObjThread *thread) {
     case BLOCKED_NONE:
       break;
   }
+  if (vm->profile) profile_thread_wake(vm, thread);
   thread->state = THREAD_RUNNABLE;
   thread->blocked_on = BLOCKED_NONE;
   thread->interrupted = true;
@@ -167,6 +180,7 @@ static void fire_timers(VM *vm) {
     }
     vm->due[count++] = timer_heap_pop(&vm->timers);
   }
+  vm->stats.timers_fired += (uint64_t)count;
   for (int i = 0; i < count; i++)
     if (vm->due[i]->kind == TIMER_DELAY) sched_wake(vm, (ObjThread *)vm->due[i]->owner);
   /* registerDelay: set every TVar due, then wake their readers in block order */

@@ -21,6 +21,9 @@ ObjThread *sched_next(VM *vm, SimStatus *status);
 /* Set `tvar` to true `ns` from now (registerDelay). */
 void sched_arm_tvar(VM *vm, ObjTVar *tvar, int64_t ns);
 
+/* Mark `thread` blocked for `reason` (the caller queues it where it waits). */
+void sched_block(VM *vm, ObjThread *thread, BlockReason reason);
+
 /* Park `thread` in delay() until now + ns (saturating; ns < 0 counts as 0). */
 void sched_delay(VM *vm, ObjThread *thread, int64_t ns);
 

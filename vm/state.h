@@ -6,6 +6,7 @@
 #include "buffer.h"
 #include "memory.h"
 #include "opcodes.h"
+#include "profile.h"
 #include "table.h"
 #include "thread.h"
 #include "timer.h"
@@ -85,6 +86,8 @@ struct VM {
 
   /* results and accounting */
   uint64_t steps;          /* instructions executed                     */
+  VMStats stats;           /* counters of the current run               */
+  Profile *profile;        /* per-instruction figures, with config.profile */
   Value result;
   char error[512];         /* message of the runtime error being raised */
   bool has_error;
@@ -103,8 +106,17 @@ int vm_find_global(VM *vm, ObjString *name);
 void vm_report(VM *vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Emit one trace line for `thread` (NULL: the scheduler) at the current time,
- * if tracing is on. */
+ * if tracing is on; counts the event either way. */
 void vm_trace(VM *vm, ObjThread *thread, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* For events whose text is costly to build: true when it will be printed,
+ * in which case the caller calls vm_trace (which counts it); otherwise the
+ * event is counted here. */
+static inline bool traced(VM *vm) {
+  if (vm->config.trace && vm->config.write_trace) return true;
+  vm->stats.events++;
+  return false;
+}
 
 /* Render `value` as show() does into a growable buffer (vm/buffer.h). */
 /* quote: render strings with quotes and escapes (inside lists, records). */

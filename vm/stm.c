@@ -105,7 +105,7 @@ int stm_commit(VM *vm, ObjThread *thread) {
   thread->in_transaction = false;
   thread->undo_count = 0;
   thread->read_count = 0;
-  if (vm->config.trace) {
+  if (traced(vm)) {
     Buffer text;
     buf_init(&text);
     if (count) {
@@ -123,15 +123,14 @@ int stm_commit(VM *vm, ObjThread *thread) {
 void stm_block(VM *vm, ObjThread *thread) {
   thread->in_transaction = false;
   thread->undo_count = 0;
-  thread->state = THREAD_BLOCKED;
-  thread->blocked_on = BLOCKED_STM;
+  sched_block(vm, thread, BLOCKED_STM);
   thread->block_seq = ++vm->block_counter;
   for (int i = 0; i < thread->read_count; i++) {
     ObjTVar *tvar = thread->reads[i];
     GROW(tvar->waiters, tvar->waiter_count, tvar->waiter_capacity);
     tvar->waiters[tvar->waiter_count++] = thread;
   }
-  if (vm->config.trace) {
+  if (traced(vm)) {
     Buffer text;
     buf_init(&text);
     stm_describe(&text, thread->reads, thread->read_count);

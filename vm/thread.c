@@ -46,6 +46,9 @@ ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   thread->pending_count = 0;
   thread->pending_capacity = 0;
 
+  thread->profile_index = -1;
+  if (vm->profile) profile_thread_start(vm, thread);
+
   /* The base frame runs the action: [BIND, THREAD_EXIT] with it in slot 0. */
   *thread->sp++ = action;
   thread_push_frame(vm, thread, vm->entry_closure, thread->stack);
@@ -88,6 +91,7 @@ bool thread_push_frame(VM *vm, ObjThread *thread, ObjClosure *closure, Value *sl
   frame->closure = closure;
   frame->ip = closure->proto->chunk.code;
   frame->slots = slots;
+  frame->profile_node = -1;
   return true;
 }
 
@@ -111,7 +115,9 @@ void thread_release(VM *vm, ObjThread *thread) {
   if (thread->state == THREAD_DONE && !thread->stack) return;
   thread->state = THREAD_DONE;
   thread->blocked_on = BLOCKED_NONE;
+  if (timer_is_set(&thread->delay_timer)) vm->stats.timers_cancelled++;
   timer_heap_remove(&vm->timers, &thread->delay_timer);
+  if (vm->profile && thread->profile_index >= 0) profile_thread_end(vm, thread);
   gc_account(vm, -(ptrdiff_t)(thread->stack_capacity * sizeof(Value) + thread->frame_capacity * sizeof(CallFrame)));
   free(thread->stack);
   free(thread->frames);

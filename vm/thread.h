@@ -17,6 +17,7 @@ typedef struct {
   ObjClosure *closure;
   uint8_t *ip;
   Value *slots;
+  int profile_node;  /* its call path when profiling (vm/profile.h); -1 until it runs */
 } CallFrame;
 
 typedef enum {
@@ -96,6 +97,7 @@ struct ObjThread {
   int pending_count;
   int pending_capacity;
 
+  int profile_index;        /* its row in the profile, when profiling */
   ObjThread *live_prev;    /* the VM's list of threads not yet done   */
   ObjThread *live_next;
 };

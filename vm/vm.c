@@ -30,6 +30,7 @@ void vm_report(VM *vm, const char *fmt, ...) {
 }
 
 void vm_trace(VM *vm, ObjThread *thread, const char *fmt, ...) {
+  vm->stats.events++;
   if (!vm->config.trace || !vm->config.write_trace) return;
   Buffer line, when, name;
   buf_init(&line);
@@ -234,6 +235,7 @@ void vm_free(VM *vm) {
   table_free(&vm->strings);
   table_free(&vm->global_index);
   loader_free(vm);
+  profile_free(vm->profile);
   value_array_free(&vm->globals);
   value_array_free(&vm->module_inits);
   free(vm->global_info);
@@ -248,13 +250,37 @@ void vm_free(VM *vm) {
 
 /* ---- running ---- */
 
+/* Forget the previous run: its threads, timers and top-level values go, and
+ * a collection leaves the heap as it was after loading, so every run starts
+ * from the same state and gives the same counts. */
+static void reset_run(VM *vm) {
+  while (vm->live) thread_release(vm, vm->live);
+  for (int i = 0; i < vm->timers.count; i++) vm->timers.items[i]->heap_index = -1;
+  vm->timers.count = 0;
+  vm->run_queue.count = 0;
+  vm->run_queue.head = 0;
+  for (int i = 0; i < vm->globals.count; i++)
+    if (!vm->global_info[i].builtin) vm->globals.values[i] = UNDEFINED_VAL;
+  vm->main_thread = vm->current = NULL;
+  vm->result = UNIT_VAL;
+  vm->heap_exceeded = false;
+  vm->timer_seq = vm->transaction_counter = vm->block_counter = 0;
+  gc_collect(vm);
+}
+
 SimStatus vm_run(VM *vm) {
+  if (vm->main_thread) reset_run(vm);
   vm->gc_paused++;
   ObjClosure *boot = loader_boot_action(vm);
   vm->gc_paused--;
   if (!boot) return SIM_COMPILE_ERROR;
   vm->now = 0;
   vm->steps = 0;
+  memset(&vm->stats, 0, sizeof vm->stats);
+  if (vm->config.profile) {
+    profile_free(vm->profile);
+    vm->profile = profile_new();
+  }
   vm->main_thread = thread_new(vm, NULL, OBJ_VAL(boot));
   sched_enqueue(vm, vm->main_thread);
   SimStatus status = interp_run(vm);
@@ -262,6 +288,16 @@ SimStatus vm_run(VM *vm) {
 }
 
 Value vm_result(VM *vm) { return vm->result; }
+uint64_t vm_events(VM *vm) { return vm->stats.events; }
+
+bool vm_write_profile(VM *vm, FILE *out, char format, double wall_seconds) {
+  if (!vm->profile) return false;
+  switch (format) {
+    case 'j': return profile_write_json(vm, out, wall_seconds);
+    case 'f': return profile_write_folded(vm, out);
+    default: return profile_write_text(vm, out, wall_seconds);
+  }
+}
 int64_t vm_now(VM *vm) { return vm->now; }
 uint64_t vm_steps(VM *vm) { return vm->steps; }
 

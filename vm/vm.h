@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "value.h"
 
@@ -38,6 +39,7 @@ typedef struct {
   int64_t max_time;      /* simulated nanoseconds; < 0: no limit            */
   size_t max_heap;       /* bytes of live heap (objects and thread stacks); 0: no limit */
   int max_threads;       /* threads alive at once, main included; 0: no limit */
+  bool profile;          /* count instructions by opcode, call path and thread (vm/profile.h) */
   int opt_level;         /* 1 (default): inline statements, direct opcodes;
                             0: io-sim's strategy, every action built and bound */
   const char *program;   /* prefix of messages not about a script line ("simvm") */
@@ -64,7 +66,9 @@ SimStatus vm_load_file(VM *vm, const char *path);
 SimStatus vm_load_source(VM *vm, const char *name, const char *text, size_t length);
 
 /* Run `main` from simulated time 0 until main ends, fails, deadlocks or hits
- * a limit. Runtime errors go to write_error with thread, time and a trace. */
+ * a limit. Runtime errors go to write_error with thread, time and a trace.
+ * May be called again: each run is a fresh simulation of the same compiled
+ * program (threads, timers, top-level values and statistics start anew). */
 SimStatus vm_run(VM *vm);
 
 /* After vm_run: main's result (unit if it did not finish). */
@@ -75,6 +79,14 @@ int64_t vm_now(VM *vm);
 
 /* After vm_run: instructions executed. */
 uint64_t vm_steps(VM *vm);
+
+/* After vm_run with config.profile: write the profile report to `out`:
+ * format 't' text, 'j' JSON (docs/PROFILE.md), 'f' folded stacks. The
+ * run's wall time is given in seconds. False on a write error. */
+bool vm_write_profile(VM *vm, FILE *out, char format, double wall_seconds);
+
+/* After vm_run: trace events of the run (counted even when not printed). */
+uint64_t vm_events(VM *vm);
 
 /* Render a value as show() does (strings unquoted at top level) into a
  * malloc'd string the caller frees. */
