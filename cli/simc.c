@@ -18,6 +18,7 @@ static const char usage_text[] =
     "  -l, --list     list the bytecode of every function, block and module\n"
     "  --prelude      with -l, list the standard library too\n"
     "  -O0            compile binds as io-sim does (see simvm --help)\n"
+    "  -O1, -O        the default\n"
     "  -h, --help     show this help\n"
     "  --version      show the version\n"
     "\n"
@@ -49,6 +50,8 @@ int main(int argc, char **argv) {
       prelude = true;
     } else if (strcmp(arg, "-O0") == 0) {
       optimize = false;
+    } else if (strcmp(arg, "-O1") == 0 || strcmp(arg, "-O") == 0) {
+      optimize = true;
     } else if (arg[0] == '-' && arg[1]) {
       fprintf(stderr, "simc: unknown option '%s'\nTry 'simc --help' for more information.\n", arg);
       return SIM_USAGE;

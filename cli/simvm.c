@@ -25,8 +25,11 @@ static const char usage_text[] =
     "  --max-time D       stop before simulated time passes D (e.g. 10s, 500ms)\n"
     "  --max-heap SIZE    stop when the live heap passes SIZE (e.g. 512MB, 2GB)\n"
     "  --max-threads N    stop when a fork would make more than N threads alive\n"
-    "  -O0                compile binds as io-sim does: every action is built\n"
-    "                     as a value and bound (no inline statements)\n"
+    "  -O0                bind as io-sim does: every action is built as a value,\n"
+    "                     and every bind copies the rest of its block to a heap\n"
+    "                     continuation; same output and trace, more work\n"
+    "  -O1, -O            the default: one-shot continuations stay on the\n"
+    "                     thread's stack; statement-level actions run inline\n"
     "  --profile          after the run, print a profile on stderr: instructions\n"
     "                     by opcode, function and thread, binds, scheduler, memory\n"
     "  --profile-json F   write the profile as JSON to file F (docs/PROFILE.md)\n"
@@ -172,6 +175,8 @@ int main(int argc, char **argv) {
       config.max_threads = (int)n;
     } else if (strcmp(arg, "-O0") == 0) {
       optimize = false;
+    } else if (strcmp(arg, "-O1") == 0 || strcmp(arg, "-O") == 0) {
+      optimize = true;
     } else if (strcmp(arg, "--profile") == 0) {
       config.profile = true;
     } else if (strcmp(arg, "--profile-json") == 0 || strcmp(arg, "--profile-folded") == 0) {

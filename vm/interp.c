@@ -22,12 +22,24 @@
 
 #define MAX_TRACE_FRAMES 20   /* a stack overflow would print a million lines */
 
-static int frame_line(const CallFrame *frame) {
-  const Chunk *chunk = &frame->closure->proto->chunk;
-  int offset = (int)(frame->ip - chunk->code) - 1;
+#ifndef SIMVM_PROFILED
+bool interp_frame_location(VM *vm, const CallFrame *frame, const ObjProto **proto, int *line) {
+  const ObjClosure *closure = frame->closure;
+  const uint8_t *ip = frame->ip;
+  if (closure == vm->resume_closure) { /* -O0: where the continuation goes on */
+    const ObjContinuation *cont = AS_CONTINUATION(frame->slots[0]);
+    closure = cont->closure;
+    ip = cont->ip;
+  }
+  *proto = closure->proto;
+  if ((*proto)->kind == PROTO_INTERNAL || (*proto)->line == 0) return false; /* the VM's own code */
+  const Chunk *chunk = &(*proto)->chunk;
+  int offset = (int)(ip - chunk->code) - 1;
   if (offset < 0) offset = 0;
-  return chunk->count ? chunk->lines[offset] : 0;
+  *line = chunk->count ? chunk->lines[offset] : 0;
+  return true;
 }
+#endif
 
 /* A runtime-error exception carrying vm->error, where it happened and the stack trace. */
 static Value error_exception(VM *vm, ObjThread *thread) {
@@ -38,10 +50,9 @@ static Value error_exception(VM *vm, ObjThread *thread) {
   buf_init(&trace);
   int shown = 0, hidden = 0;
   for (int i = thread->frame_count - 1; i >= 0; i--) {
-    const CallFrame *frame = &thread->frames[i];
-    const ObjProto *proto = frame->closure->proto;
-    if (proto->kind == PROTO_INTERNAL || proto->line == 0) continue; /* the VM's own code */
-    int line = frame_line(frame);
+    const ObjProto *proto;
+    int line;
+    if (!interp_frame_location(vm, &thread->frames[i], &proto, &line)) continue;
     if (!exc->where) exc->where = obj_stringf(vm, "%s:%d", proto->file, line);
     if (shown == MAX_TRACE_FRAMES) {
       hidden++;
@@ -700,7 +711,23 @@ next_thread:
     Value action;
     if (vm->heap_exceeded) goto heap_limit_reached;
     vm->stats.binds++;
-    vm->stats.stack_continuations++;
+    if (!vm->optimize && frame->closure->proto->line > 0) {
+      /* -O0, io-sim's strategy: the rest of this block becomes a heap
+       * continuation, and a continuation frame takes this frame's place */
+      vm->stats.heap_continuations++;
+      STORE_FRAME();
+      ObjContinuation *cont = obj_continuation(vm, frame->closure, ip, (int)(thread->sp - 1 - slots), slots);
+      action = PEEK(0);
+      thread->sp = slots;
+      PUSH(OBJ_VAL(cont));
+      PUSH(action);
+      frame->closure = vm->resume_closure;
+      frame->ip = vm->resume_closure->proto->chunk.code + 1; /* after its BIND */
+      frame->profile_node = -1;
+      LOAD_FRAME();
+    } else {
+      vm->stats.stack_continuations++;
+    }
     if (thread->pending_count && sched_should_raise(thread)) {
       STORE_FRAME();
       exc = sched_take_pending(vm, thread);
@@ -1189,6 +1216,22 @@ next_thread:
     exc = PEEK(0);
     STORE_FRAME();
     goto throw_exception;
+  }
+  CASE(RESUME): {
+    /* the action bound by the continuation frame returned: rebuild the frame */
+    Value result = POP();
+    ObjContinuation *cont = AS_CONTINUATION(slots[0]);
+    thread->sp = slots;
+    thread->frame_count--;
+    STORE_FRAME();
+    if (!thread_reserve(vm, thread, cont->closure->proto->max_slots)) RUNTIME_ERROR("stack overflow");
+    Value *base = thread->sp;
+    for (int i = 0; i < cont->count; i++) PUSH(cont->values[i]);
+    PUSH(result);
+    thread_push_frame(vm, thread, cont->closure, base);
+    thread->frames[thread->frame_count - 1].ip = cont->ip;
+    LOAD_FRAME();
+    DISPATCH();
   }
   CASE(TX_BEGIN):
     stm_begin(vm, thread);

@@ -10,4 +10,8 @@
  * and the loop loads the next one from the scheduler. */
 SimStatus interp_run(VM *vm);
 
+/* The script position of a frame, "what the user would call it": false for
+ * the VM's own frames; a -O0 continuation frame reports the frame it holds. */
+bool interp_frame_location(VM *vm, const CallFrame *frame, const ObjProto **proto, int *line);
+
 #endif

@@ -116,6 +116,7 @@ static void mark_roots(VM *vm, GrayStack *gray) {
   mark_obj(gray, (Obj *)vm->mask_closure);
   mark_obj(gray, (Obj *)vm->atomically_closure);
   mark_obj(gray, (Obj *)vm->or_else_closure);
+  mark_obj(gray, (Obj *)vm->resume_closure);
   mark_obj(gray, (Obj *)vm->retry_signal);
   mark_obj(gray, (Obj *)vm->thread_killed);
   mark_obj(gray, (Obj *)vm->main_thread);
@@ -180,6 +181,12 @@ static void blacken(GrayStack *gray, Obj *obj) {
       mark_obj(gray, (Obj *)exc->trace);
       break;
     }
+    case OBJ_CONTINUATION: {
+      ObjContinuation *cont = (ObjContinuation *)obj;
+      mark_obj(gray, (Obj *)cont->closure);
+      for (int i = 0; i < cont->count; i++) mark_value(gray, cont->values[i]);
+      break;
+    }
     case OBJ_TVAR: {
       ObjTVar *tvar = (ObjTVar *)obj;
       mark_value(gray, tvar->value);
@@ -215,6 +222,7 @@ static size_t object_size(Obj *obj) {
     case OBJ_EXCEPTION: return sizeof(ObjException);
     case OBJ_MVAR: return sizeof(ObjMVar);
     case OBJ_TVAR: return sizeof(ObjTVar);
+    case OBJ_CONTINUATION: return sizeof(ObjContinuation) + (size_t)((ObjContinuation *)obj)->count * sizeof(Value);
   }
   return 0;
 }

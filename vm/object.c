@@ -145,6 +145,15 @@ ObjTVar *obj_tvar(VM *vm, Value value) {
   return tvar;
 }
 
+ObjContinuation *obj_continuation(VM *vm, ObjClosure *closure, uint8_t *ip, int count, const Value *values) {
+  ObjContinuation *cont = ALLOCATE(vm, ObjContinuation, (size_t)count * sizeof(Value), OBJ_CONTINUATION);
+  cont->closure = closure;
+  cont->ip = ip;
+  cont->count = count;
+  for (int i = 0; i < count; i++) cont->values[i] = values[i];
+  return cont;
+}
+
 const char *obj_callable_name(Value v) {
   if (IS_CLOSURE(v)) {
     ObjString *name = AS_CLOSURE(v)->proto->name;

@@ -24,7 +24,8 @@ typedef enum {
   OBJ_TIMEOUT,   /* an armed `timeout`: its timer, and the exception it throws */
   OBJ_EXCEPTION, /* ThreadKilled, runtime errors                         */
   OBJ_MVAR,      /* a synchronising box, full or empty (vm/mvar.c)       */
-  OBJ_TVAR       /* a transactional variable (vm/stm.c)                  */
+  OBJ_TVAR,      /* a transactional variable (vm/stm.c)                  */
+  OBJ_CONTINUATION /* -O0: the rest of a block, copied to the heap by a bind */
 } ObjType;
 
 struct Obj {
@@ -163,6 +164,17 @@ typedef struct {
   Timer timer;           /* registerDelay's timer (kind TIMER_TVAR)         */
 } ObjTVar;
 
+/* A heap continuation (-O0, io-sim's strategy): the frame a bind left,
+ * copied out so the bound action can return into it: the closure, where to
+ * go on, and the frame's values. */
+typedef struct {
+  Obj obj;
+  ObjClosure *closure;
+  uint8_t *ip;
+  int count;
+  Value values[];
+} ObjContinuation;
+
 #define OBJ_TYPE(v)      (AS_OBJ(v)->type)
 #define IS_OBJ_TYPE(v, t) (IS_OBJ(v) && OBJ_TYPE(v) == (t))
 #define IS_STRING(v)     IS_OBJ_TYPE(v, OBJ_STRING)
@@ -194,6 +206,7 @@ typedef struct {
 #define AS_EXCEPTION(v)  ((ObjException *)AS_OBJ(v))
 #define AS_MVAR(v)       ((ObjMVar *)AS_OBJ(v))
 #define AS_TVAR(v)       ((ObjTVar *)AS_OBJ(v))
+#define AS_CONTINUATION(v) ((ObjContinuation *)AS_OBJ(v))
 
 /* A block closure is an action; so is a primitive action value. */
 #define IS_BLOCK_CLOSURE(v) (IS_CLOSURE(v) && AS_CLOSURE(v)->proto->kind == PROTO_BLOCK)
@@ -229,6 +242,8 @@ ObjException *obj_exception(VM *vm, ExceptionKind kind, ObjString *message);
 ObjMVar *obj_mvar(VM *vm, bool full, Value value);
 /* A TVar holding `value`. */
 ObjTVar *obj_tvar(VM *vm, Value value);
+/* A continuation of `closure` at `ip` with `count` values copied from `values`. */
+ObjContinuation *obj_continuation(VM *vm, ObjClosure *closure, uint8_t *ip, int count, const Value *values);
 
 /* The name shown for a callable: "fib", "<lambda>", "delay". */
 const char *obj_callable_name(Value v);

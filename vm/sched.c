@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "interp.h"
 #include "mvar.h"
 #include "stm.h"
 
@@ -233,13 +234,12 @@ static void describe_wait(Buffer *out, const ObjThread *t) {
 }
 
 /* Where a thread is: the innermost script frame, "file:line". */
-static void describe_place(Buffer *out, const ObjThread *t) {
+static void describe_place(VM *vm, Buffer *out, const ObjThread *t) {
   for (int i = t->frame_count - 1; i >= 0; i--) {
-    const CallFrame *frame = &t->frames[i];
-    const ObjProto *proto = frame->closure->proto;
-    if (proto->kind == PROTO_INTERNAL || proto->line == 0) continue;
-    int offset = (int)(frame->ip - proto->chunk.code) - 1;
-    buf_printf(out, " at %s:%d", proto->file, proto->chunk.lines[offset < 0 ? 0 : offset]);
+    const ObjProto *proto;
+    int line;
+    if (!interp_frame_location(vm, &t->frames[i], &proto, &line)) continue;
+    buf_printf(out, " at %s:%d", proto->file, line);
     return;
   }
 }
@@ -258,7 +258,7 @@ static void report_deadlock(VM *vm) {
     thread_name(&out, t);
     buf_printf(&out, " is blocked ");
     describe_wait(&out, t);
-    describe_place(&out, t);
+    describe_place(vm, &out, t);
     buf_append(&out, "\n", 1);
   }
   if (vm->config.write_error) vm->config.write_error(vm->config.user, out.data, out.length);

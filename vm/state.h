@@ -67,6 +67,7 @@ struct VM {
   ObjClosure *mask_closure;     /* the body of withMaskingState(state, act)      */
   ObjClosure *atomically_closure; /* the body of atomically(stm)                 */
   ObjClosure *or_else_closure;  /* the body of orElse(a, b)                      */
+  ObjClosure *resume_closure;   /* -O0: [BIND, RESUME] stands for a heap continuation */
   ObjException *retry_signal;   /* raised by retry(), caught by orElse/atomically */
   ObjException *thread_killed;  /* the ThreadKilled exception value               */
   int main_global;         /* index of `main`, or -1                    */

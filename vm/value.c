@@ -184,6 +184,7 @@ const char *value_type_name(Value v) {
     case OBJ_EXCEPTION: return "exception";
     case OBJ_MVAR: return "mvar";
     case OBJ_TVAR: return "tvar";
+    case OBJ_CONTINUATION: return "continuation";
   }
   return "?";
 }

@@ -189,6 +189,15 @@ static ObjClosure *make_or_else(VM *vm) {
   return closure;
 }
 
+/* -O0's heap continuations: slot 0 holds the continuation; the bound action
+ * runs as if this frame had bound it, then RESUME rebuilds the frame. */
+static ObjClosure *make_resume(VM *vm) {
+  ObjClosure *closure = internal_closure(vm, "<continuation>", 3);
+  emit(closure->proto, OP_BIND);
+  emit(closure->proto, OP_RESUME);
+  return closure;
+}
+
 VM *vm_new(const VMConfig *config) {
   VM *vm = calloc(1, sizeof *vm);
   if (!vm) return NULL;
@@ -213,6 +222,7 @@ VM *vm_new(const VMConfig *config) {
   vm->mask_closure = make_mask(vm);
   vm->atomically_closure = make_atomically(vm);
   vm->or_else_closure = make_or_else(vm);
+  vm->resume_closure = make_resume(vm);
   vm->retry_signal = obj_exception(vm, EXC_RETRY, NULL);
   vm->thread_killed = obj_exception(vm, EXC_KILLED, NULL);
   vm->gc_paused--;
