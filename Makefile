@@ -20,7 +20,7 @@ SWITCH_OBJ   := $(patsubst %.o,%.switch.o,$(CORE_OBJ))
 UNIT_TESTS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 DEPS_OK      := $(BUILD)/.deps-ok
 
-.PHONY: all test unit-test script-test demo asan test-asan install clean deps
+.PHONY: all test unit-test script-test demo asan test-asan install clean deps bench
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/simvm $(BUILD)/simc $(BUILD)/simvm-switch
@@ -96,6 +96,10 @@ test: all unit-test script-test
 # the unit tests' GC checks.
 asan test-asan:
 	$(MAKE) BUILD=build/asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" test
+
+# Times every benchmark program (never part of the tests): bench/RESULTS.md.
+bench: $(BUILD)/simvm
+	@bash bench/run.sh $(BUILD)/simvm bench/RESULTS.md
 
 demo: $(BUILD)/simvm
 	@echo '$$ $(BUILD)/simvm examples/retry.sim'

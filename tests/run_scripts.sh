@@ -111,7 +111,7 @@ check_script() {
 
 while IFS= read -r script; do
   check_script "$script"
-done < <(find "$root/tests/lang" "$root/examples" -name '*.sim' | LC_ALL=C sort)
+done < <(find "$root/tests/lang" "$root/examples" "$root/bench/compute" -name '*.sim' | LC_ALL=C sort)
 
 # io-sim's benchmark programs, with the outputs io-sim gives.
 seed=$root/bench/seed
