@@ -1,0 +1,274 @@
+/* The profiler: every count is deterministic, adds up, and each output
+ * format is well formed (the JSON is checked by a small validating parser). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "unit.h"
+
+static const char *program =
+    "fn fib(n) = if n < 2 then n else fib(n - 1) + fib(n - 2)\n"
+    "fn worker(d) {\n"
+    "  delay(d)\n"
+    "  say(show(fib(10)))\n"
+    "}\n"
+    "main = {\n"
+    "  t <- fork(worker(2us))\n"
+    "  labelThread(t, \"w\")\n"
+    "  r <- timeout(1us, delay(5us))\n"
+    "  v <- newTVar(0)\n"
+    "  atomically(modifyTVar(v, fn(x) => x + 1))\n"
+    "  delay(3us)\n"
+    "}\n";
+
+/* ---- a minimal JSON validator: true when the text is one JSON value ---- */
+
+typedef struct {
+  const char *p;
+} Json;
+
+static void skip_space(Json *j) {
+  while (*j->p == ' ' || *j->p == '\n' || *j->p == '\t' || *j->p == '\r') j->p++;
+}
+
+static bool json_value(Json *j);
+
+static bool json_string(Json *j) {
+  if (*j->p != '"') return false;
+  for (j->p++; *j->p != '"'; j->p++) {
+    if ((unsigned char)*j->p < 0x20 || !*j->p) return false;
+    if (*j->p == '\\') {
+      j->p++;
+      if (!strchr("\"\\/bfnrtu", *j->p)) return false;
+    }
+  }
+  j->p++;
+  return true;
+}
+
+static bool json_number(Json *j) {
+  char *end;
+  strtod(j->p, &end);
+  if (end == j->p) return false;
+  j->p = end;
+  return true;
+}
+
+static bool json_sequence(Json *j, char close, bool object) {
+  j->p++;
+  skip_space(j);
+  if (*j->p == close) {
+    j->p++;
+    return true;
+  }
+  for (;;) {
+    skip_space(j);
+    if (object) {
+      if (!json_string(j)) return false;
+      skip_space(j);
+      if (*j->p++ != ':') return false;
+    }
+    if (!json_value(j)) return false;
+    skip_space(j);
+    if (*j->p == close) {
+      j->p++;
+      return true;
+    }
+    if (*j->p++ != ',') return false;
+  }
+}
+
+static bool json_value(Json *j) {
+  skip_space(j);
+  switch (*j->p) {
+    case '{': return json_sequence(j, '}', true);
+    case '[': return json_sequence(j, ']', false);
+    case '"': return json_string(j);
+    case 't': return strncmp(j->p, "true", 4) == 0 && (j->p += 4);
+    case 'f': return strncmp(j->p, "false", 5) == 0 && (j->p += 5);
+    case 'n': return strncmp(j->p, "null", 4) == 0 && (j->p += 4);
+    default: return json_number(j);
+  }
+}
+
+static bool valid_json(const char *text) {
+  Json j = {text};
+  if (!json_value(&j)) return false;
+  skip_space(&j);
+  return *j.p == '\0';
+}
+
+/* ---- helpers ---- */
+
+static UnitVM *profiled_vm(int opt_level) {
+  VMConfig config;
+  vm_config_init(&config);
+  config.profile = true;
+  config.opt_level = opt_level;
+  return unit_vm_new_with(&config);
+}
+
+/* The report in `format`, as a malloc'd string. */
+static char *report(UnitVM *u, char format) {
+  char *text = NULL;
+  size_t length = 0;
+  FILE *out = open_memstream(&text, &length);
+  assert_non_null(out);
+  assert_true(vm_write_profile(u->vm, out, format, 0.001));
+  fclose(out);
+  return text;
+}
+
+/* The number after "key": in a JSON text. */
+static uint64_t json_field(const char *json, const char *key) {
+  char pattern[64];
+  snprintf(pattern, sizeof pattern, "\"%s\": ", key);
+  const char *at = strstr(json, pattern);
+  assert_non_null(at);
+  return strtoull(at + strlen(pattern), NULL, 10);
+}
+
+/* Sum of the numbers in the "opcodes" object. */
+static uint64_t opcode_total(const char *json) {
+  const char *p = strstr(json, "\"opcodes\": {");
+  assert_non_null(p);
+  const char *end = strchr(p, '}');
+  uint64_t total = 0;
+  for (p = strchr(p, '{'); p && p < end; p = strchr(p + 1, ':')) {
+    if (p == strchr(json, '{')) continue;
+    if (*p == ':') total += strtoull(p + 1, NULL, 10);
+  }
+  return total;
+}
+
+/* Blank out the wall and GC times, the only figures that may vary. */
+static void strip_times(char *json) {
+  for (const char *key = "\"wall_seconds\": "; key; key = strcmp(key, "\"gc_seconds\": ") ? "\"gc_seconds\": " : NULL) {
+    char *at = strstr(json, key);
+    assert_non_null(at);
+    for (at += strlen(key); (*at >= '0' && *at <= '9') || *at == '.'; at++) *at = '0';
+  }
+}
+
+/* ---- tests ---- */
+
+static void test_json_is_valid_and_adds_up(void **state) {
+  (void)state;
+  UnitVM *u = profiled_vm(1);
+  assert_runs_with_output(u, program, "55\n");
+  char *json = report(u, 'j');
+  assert_true(valid_json(json));
+  assert_int_equal(json_field(json, "instructions"), vm_steps(u->vm));
+  assert_int_equal(opcode_total(json), vm_steps(u->vm));
+  assert_int_equal(json_field(json, "simulated_ns"), 4000); /* the 1us timeout, then 3us */
+  assert_int_equal(json_field(json, "forks"), 1);
+  assert_int_equal(json_field(json, "timers_set"), 4);      /* 3 delays and the timeout */
+  assert_int_equal(json_field(json, "timers_fired"), 3);    /* the timeout and two delays */
+  assert_int_equal(json_field(json, "timers_cancelled"), 1); /* the delay it interrupted */
+  assert_non_null(strstr(json, "\"label\": \"w\""));
+  assert_non_null(strstr(json, "\"name\": \"fib\", \"file\": \"test.sim\", \"line\": 1, \"calls\": 177"));
+  free(json);
+  unit_vm_free(u);
+}
+
+static void test_counts_are_deterministic(void **state) {
+  (void)state;
+  UnitVM *a = profiled_vm(1), *b = profiled_vm(1);
+  assert_runs_with_output(a, program, "55\n");
+  assert_runs_with_output(b, program, "55\n");
+  char *ja = report(a, 'j'), *jb = report(b, 'j');
+  strip_times(ja);
+  strip_times(jb);
+  assert_string_equal(ja, jb);
+  /* and a second run in the same VM counts the same */
+  assert_int_equal(vm_run(a->vm), SIM_OK);
+  char *again = report(a, 'j');
+  strip_times(again);
+  assert_string_equal(ja, again);
+  free(ja);
+  free(jb);
+  free(again);
+  unit_vm_free(a);
+  unit_vm_free(b);
+}
+
+static void test_folded_stacks(void **state) {
+  (void)state;
+  UnitVM *u = profiled_vm(1);
+  assert_runs_with_output(u, program, "55\n");
+  char *folded = report(u, 'f');
+  uint64_t total = 0;
+  for (char *line = folded; *line;) {
+    char *end = strchr(line, '\n');
+    assert_non_null(end);
+    char *space = end;
+    while (space > line && space[-1] != ' ') space--;
+    assert_true(space > line + 1);           /* "path count" */
+    for (char *c = space; c < end; c++) assert_true(*c >= '0' && *c <= '9');
+    total += strtoull(space, NULL, 10);
+    line = end + 1;
+  }
+  assert_int_equal(total, vm_steps(u->vm));
+  assert_non_null(strstr(folded, "\n1 (w);<thread>;worker;fib "));
+  assert_non_null(strstr(folded, "main;<thread>;<boot>"));
+  free(folded);
+  unit_vm_free(u);
+}
+
+static void test_text_report(void **state) {
+  (void)state;
+  UnitVM *u = profiled_vm(1);
+  assert_runs_with_output(u, program, "55\n");
+  char *text = report(u, 't');
+  assert_non_null(strstr(text, "every count is deterministic"));
+  assert_non_null(strstr(text, "\n  simulated time       4us\n"));
+  assert_non_null(strstr(text, "on the heap 0)"));
+  assert_non_null(strstr(text, "\n  forks                1\n"));
+  free(text);
+  unit_vm_free(u);
+}
+
+/* -O0 keeps every continuation on the heap; the default none. */
+static void test_O0_continuations_on_the_heap(void **state) {
+  (void)state;
+  UnitVM *fast = profiled_vm(1), *slow = profiled_vm(0);
+  assert_runs_with_output(fast, program, "55\n");
+  assert_runs_with_output(slow, program, "55\n");
+  char *jf = report(fast, 'j'), *js = report(slow, 'j');
+  assert_int_equal(json_field(jf, "heap_continuations"), 0);
+  assert_true(json_field(jf, "stack_continuations") > 0);
+  assert_true(json_field(js, "heap_continuations") > 0);
+  assert_true(json_field(js, "allocations") > json_field(jf, "allocations"));
+  free(jf);
+  free(js);
+  unit_vm_free(fast);
+  unit_vm_free(slow);
+}
+
+static void test_validator_rejects_bad_json(void **state) {
+  (void)state;
+  assert_true(valid_json("{\"a\": [1, 2.5, \"x\", null, true], \"b\": {}}"));
+  assert_false(valid_json("{\"a\": 1,}"));
+  assert_false(valid_json("{\"a\" 1}"));
+  assert_false(valid_json("[1, 2"));
+  assert_false(valid_json("{} extra"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_validator_rejects_bad_json),
+      cmocka_unit_test(test_json_is_valid_and_adds_up),
+      cmocka_unit_test(test_counts_are_deterministic),
+      cmocka_unit_test(test_folded_stacks),
+      cmocka_unit_test(test_text_report),
+      cmocka_unit_test(test_O0_continuations_on_the_heap),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
