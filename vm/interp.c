@@ -962,9 +962,11 @@ next_thread:
     if (AS_THREAD(target) == thread) goto throw_exception; /* to itself: synchronous */
     thread->sp--;
     PEEK(0) = UNIT_VAL;
+    /* a throw that would wait is an interruptible point: an exception
+     * already waiting for this thread comes first, and nothing is thrown */
+    if (!sched_would_deliver(AS_THREAD(target))) INTERRUPTIBLE_POINT();
     if (sched_throw_to(vm, thread, AS_THREAD(target), exc)) DISPATCH();
     /* the target has exceptions masked: wait until it takes this one */
-    INTERRUPTIBLE_POINT();
     sched_block(vm, thread, BLOCKED_THROW);
     thread->wait_object = &AS_THREAD(target)->obj;
     goto next_thread;

@@ -131,16 +131,27 @@ static void cancel_wait(VM *vm, ObjThread *thread) {
   sched_enqueue(vm, thread);
 }
 
+bool sched_would_deliver(const ObjThread *target) {
+  return target->state == THREAD_DONE || target->mask == MASK_NONE ||
+         (target->mask == MASK_INTERRUPTIBLE && target->state == THREAD_BLOCKED);
+}
+
 bool sched_throw_to(VM *vm, ObjThread *thrower, ObjThread *target, Value exception) {
   if (target->state == THREAD_DONE) return true;
   bool blocked = target->state == THREAD_BLOCKED;
-  if (target->mask == MASK_NONE || (target->mask == MASK_INTERRUPTIBLE && blocked)) {
+  if (sched_would_deliver(target)) {
     if (blocked) cancel_wait(vm, target);
     thread_add_pending(vm, target, exception, NULL);
     return true;
   }
   thread_add_pending(vm, target, exception, thrower);
   return false;
+}
+
+/* Is `thrower` still blocked in a throwTo to `target`? */
+static bool waits_to_throw_to(const ObjThread *thrower, const ObjThread *target) {
+  return thrower && thrower->state == THREAD_BLOCKED && thrower->blocked_on == BLOCKED_THROW &&
+         thrower->wait_object == &target->obj;
 }
 
 bool sched_should_raise(const ObjThread *thread) {
@@ -150,7 +161,7 @@ bool sched_should_raise(const ObjThread *thread) {
 Value sched_take_pending(VM *vm, ObjThread *thread) {
   Pending first = thread_take_pending(thread);
   thread->interrupted = false;
-  if (first.thrower && first.thrower->state == THREAD_BLOCKED) {
+  if (waits_to_throw_to(first.thrower, thread)) {
     first.thrower->wait_object = NULL;
     sched_wake(vm, first.thrower);
   }
@@ -160,7 +171,7 @@ Value sched_take_pending(VM *vm, ObjThread *thread) {
 void sched_thread_done(VM *vm, ObjThread *thread) {
   for (int i = 0; i < thread->pending_count; i++) {
     ObjThread *thrower = thread->pending[i].thrower;
-    if (thrower && thrower->state == THREAD_BLOCKED) {
+    if (waits_to_throw_to(thrower, thread)) {
       thrower->wait_object = NULL;
       sched_wake(vm, thrower);
     }

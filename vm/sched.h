@@ -45,6 +45,9 @@ void sched_wake(VM *vm, ObjThread *thread);
  * (NULL for a timeout's interrupt) must block until then. */
 bool sched_throw_to(VM *vm, ObjThread *thrower, ObjThread *target, Value exception);
 
+/* Whether sched_throw_to would deliver to `target` at once. */
+bool sched_would_deliver(const ObjThread *target);
+
 /* True when `thread` must raise a pending exception now: it has one, and it
  * is unmasked or was woken by it from an interruptible wait. */
 bool sched_should_raise(const ObjThread *thread);

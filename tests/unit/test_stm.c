@@ -1,0 +1,737 @@
+/* vm/stm.c: the undo log, the read set, commit and the waiters of TVars,
+ * called directly on threads built with thread_new; then whole programs
+ * (orElse, retry, exceptions in transactions, registerDelay) through the
+ * public API. The rules are those of vm/stm.h and docs/SEMANTICS.md. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "unit.h"
+
+#include "sched.h"
+#include "stm.h"
+
+#define US 1000
+
+/* ---- fixtures and helpers for the direct tests ---- */
+
+/* A VM whose collector never runs: the direct tests hold objects in C locals. */
+static int setup_direct(void **state) {
+  UnitVM *u = unit_vm_new();
+  if (!u) return -1;
+  u->vm->gc_paused++;
+  *state = u;
+  return 0;
+}
+
+static int setup_traced(void **state) {
+  VMConfig config;
+  vm_config_init(&config);
+  config.trace = true;
+  *state = unit_vm_new_with(&config);
+  return *state ? 0 : -1;
+}
+
+/* The root thread ("main") and its children "1", "2", ... (never queued, never run). */
+static ObjThread *new_thread(VM *vm, ObjThread *parent) { return thread_new(vm, parent, UNIT_VAL); }
+
+static ObjTVar *new_tvar(VM *vm, int64_t value) { return obj_tvar(vm, INT_VAL(value)); }
+
+static int64_t tvar_int(const ObjTVar *tvar) {
+  assert_true(IS_INT(tvar->value));
+  return AS_INT(tvar->value);
+}
+
+/* The ids of a list of threads, space-separated, into a static buffer. */
+static const char *ids(ObjThread *const *threads, int count) {
+  static char text[256];
+  Buffer buf;
+  buf_init(&buf);
+  for (int i = 0; i < count; i++) {
+    if (i) buf_append(&buf, " ", 1);
+    thread_id(&buf, threads[i]);
+  }
+  snprintf(text, sizeof text, "%s", buf_text(&buf));
+  buf_free(&buf);
+  return text;
+}
+
+static const char *waiter_ids(const ObjTVar *tvar) { return ids(tvar->waiters, tvar->waiter_count); }
+
+/* The threads of the run queue, front first. */
+static const char *run_queue_ids(VM *vm) {
+  ObjThread *threads[64];
+  RunQueue *q = &vm->run_queue;
+  assert_true(q->count <= 64);
+  for (int i = 0; i < q->count; i++) {
+    RunEntry *entry = &q->items[(q->head + i) & (q->capacity - 1)];
+    assert_null(entry->timeout);
+    threads[i] = entry->thread;
+  }
+  return ids(threads, q->count);
+}
+
+/* Block `thread` in retry after a transaction that read `tvars` in order. */
+static void block_on(VM *vm, ObjThread *thread, ObjTVar **tvars, int count) {
+  stm_begin(vm, thread);
+  for (int i = 0; i < count; i++) stm_read(vm, thread, tvars[i]);
+  stm_block(vm, thread);
+}
+
+/* How many times `needle` occurs in `haystack`. */
+static int count_occurrences(const char *haystack, const char *needle) {
+  int n = 0;
+  for (const char *s = strstr(haystack, needle); s; s = strstr(s + 1, needle)) n++;
+  return n;
+}
+
+/* ---- the undo log ---- */
+
+/* Rolling back to a mark undoes exactly the writes after it, newest first:
+ * a TVar written twice after the mark gets the value from before both. */
+static void test_rollback_to_mark_restores_in_reverse(void **state) {
+  UnitVM *u = *state;
+  VM *vm = u->vm;
+  ObjThread *t = new_thread(vm, NULL);
+  ObjTVar *a = new_tvar(vm, 1), *b = new_tvar(vm, 2);
+
+  stm_begin(vm, t);
+  assert_true(t->in_transaction);
+  assert_int_equal(t->undo_count, 0);
+  stm_write(vm, t, a, INT_VAL(10));
+  int mark = t->undo_count;
+  assert_int_equal(mark, 1);
+  stm_write(vm, t, b, INT_VAL(20));
+  stm_write(vm, t, a, INT_VAL(30));
+  stm_write(vm, t, a, INT_VAL(40));
+  stm_write(vm, t, b, INT_VAL(50));
+  assert_int_equal(t->undo_count, 5);
+  assert_int_equal(tvar_int(a), 40);
+  assert_int_equal(tvar_int(b), 50);
+  /* each entry holds the value just before its write */
+  assert_ptr_equal(t->undo[3].tvar, a);
+  assert_int_equal(AS_INT(t->undo[3].old), 30);
+  assert_ptr_equal(t->undo[4].tvar, b);
+  assert_int_equal(AS_INT(t->undo[4].old), 20);
+
+  stm_rollback(t, mark);
+  assert_int_equal(t->undo_count, 1);
+  assert_int_equal(tvar_int(a), 10); /* the value at the mark, not 30 (forward order would give 30) */
+  assert_int_equal(tvar_int(b), 2);
+
+  /* the mark where the log already is: nothing changes */
+  stm_rollback(t, 1);
+  assert_int_equal(t->undo_count, 1);
+  assert_int_equal(tvar_int(a), 10);
+
+  stm_write(vm, t, b, INT_VAL(7));
+  stm_rollback(t, 0);
+  assert_int_equal(t->undo_count, 0);
+  assert_int_equal(tvar_int(a), 1);
+  assert_int_equal(tvar_int(b), 2);
+  assert_true(t->in_transaction); /* rollback alone does not end the transaction */
+}
+
+/* Nested marks, as nested orElse uses them: the inner rollback keeps the
+ * outer branch's writes, the outer one removes both. */
+static void test_nested_marks(void **state) {
+  UnitVM *u = *state;
+  VM *vm = u->vm;
+  ObjThread *t = new_thread(vm, NULL);
+  ObjTVar *a = new_tvar(vm, 0), *b = new_tvar(vm, 0), *c = new_tvar(vm, 0);
+  stm_begin(vm, t);
+  stm_write(vm, t, a, INT_VAL(1));
+  int outer = t->undo_count;
+  stm_write(vm, t, b, INT_VAL(2));
+  stm_write(vm, t, a, INT_VAL(3));
+  int inner = t->undo_count;
+  stm_write(vm, t, c, INT_VAL(4));
+  stm_write(vm, t, b, INT_VAL(5));
+  stm_rollback(t, inner);
+  assert_int_equal(t->undo_count, 3);
+  assert_int_equal(tvar_int(a), 3);
+  assert_int_equal(tvar_int(b), 2);
+  assert_int_equal(tvar_int(c), 0);
+  stm_rollback(t, outer);
+  assert_int_equal(t->undo_count, 1);
+  assert_int_equal(tvar_int(a), 1);
+  assert_int_equal(tvar_int(b), 0);
+  assert_int_equal(tvar_int(c), 0);
+}
+
+/* The log grows past its first allocation and still undoes every write. */
+static void test_long_undo_log(void **state) {
+  UnitVM *u = *state;
+  VM *vm = u->vm;
+  ObjThread *t = new_thread(vm, NULL);
+  ObjTVar *tvars[5];
+  for (int i = 0; i < 5; i++) tvars[i] = new_tvar(vm, -i);
+  stm_begin(vm, t);
+  for (int i = 0; i < 100; i++) stm_write(vm, t, tvars[i % 5], INT_VAL(i));
+  assert_int_equal(t->undo_count, 100);
+  for (int i = 0; i < 5; i++) assert_int_equal(tvar_int(tvars[i]), 95 + i);
+  stm_rollback(t, 50);
+  for (int i = 0; i < 5; i++) assert_int_equal(tvar_int(tvars[i]), 45 + i);
+  stm_rollback(t, 0);
+  for (int i = 0; i < 5; i++) assert_int_equal(tvar_int(tvars[i]), -i);
+}
+
+/* ---- the read set ---- */
+
+static void test_read_set_holds_each_tvar_once(void **state) {
+  UnitVM *u = *state;
+  VM *vm = u->vm;
+  ObjThread *t = new_thread(vm, NULL);
+  ObjTVar *a = new_tvar(vm, 0), *b = new_tvar(vm, 0), *c = new_tvar(vm, 0);
+  stm_begin(vm, t);
+  stm_read(vm, t, a);
+  stm_read(vm, t, b);
+  stm_read(vm, t, a);
+  stm_write(vm, t, c, INT_VAL(1)); /* a write is not a read */
+  stm_read(vm, t, c);
+  stm_read(vm, t, b);
+  stm_read(vm, t, c);
+  assert_int_equal(t->read_count, 3);
+  assert_ptr_equal(t->reads[0], a);
+  assert_ptr_equal(t->reads[1], b);
+  assert_ptr_equal(t->reads[2], c);
+
+  /* a new transaction starts with an empty read set, and reads again */
+  stm_begin(vm, t);
+  assert_int_equal(t->read_count, 0);
+  assert_int_equal(t->undo_count, 0);
+  stm_read(vm, t, b);
+  stm_read(vm, t, b);
+  assert_int_equal(t->read_count, 1);
+  assert_ptr_equal(t->reads[0], b);
+
+  /* another thread's transaction has its own read set */
+  ObjThread *other = new_thread(vm, t);
+  stm_begin(vm, other);
+  stm_read(vm, other, b);
+  stm_read(vm, other, a);
+  stm_read(vm, other, b);
+  assert_int_equal(other->read_count, 2);
+  assert_ptr_equal(other->reads[0], b);
+  assert_ptr_equal(other->reads[1], a);
+  assert_int_equal(t->read_count, 1);
+}
+
+/* Many distinct TVars: the set grows, each is kept once, in read order. */
+static void test_read_set_grows(void **state) {
+  UnitVM *u = *state;
+  VM *vm = u->vm;
+  ObjThread *t = new_thread(vm, NULL);
+  ObjTVar *tvars[40];
+  for (int i = 0; i < 40; i++) tvars[i] = new_tvar(vm, i);
+  stm_begin(vm, t);
+  for (int round = 0; round < 3; round++)
+    for (int i = 0; i < 40; i++) stm_read(vm, t, tvars[(i * 7) % 40]);
+  assert_int_equal(t->read_count, 40);
+  for (int i = 0; i < 40; i++) assert_ptr_equal(t->reads[i], tvars[(i * 7) % 40]);
+}
+
+/* ---- blocking, cancelling, committing ---- */
+
+static void test_block_registers_waiters(void **state) {
+  UnitVM *u = *state;
+  VM *vm = u->vm;
+  ObjThread *root = new_thread(vm, NULL);
+  ObjThread *t1 = new_thread(vm, root), *t2 = new_thread(vm, root);
+  ObjTVar *a = new_tvar(vm, 0), *b = new_tvar(vm, 0);
+
+  stm_begin(vm, t1);
+  stm_read(vm, t1, a);
+  stm_write(vm, t1, b, INT_VAL(9));
+  stm_rollback(t1, 0); /* as TX_ABORT does before blocking */
+  stm_read(vm, t1, b);
+  stm_block(vm, t1);
+  assert_int_equal(t1->state, THREAD_BLOCKED);
+  assert_int_equal(t1->blocked_on, BLOCKED_STM);
+  assert_false(t1->in_transaction);
+  assert_int_equal(t1->undo_count, 0);
+  assert_int_equal(t1->read_count, 2); /* kept: it says what to leave when cancelled */
+  assert_int_equal(tvar_int(b), 0);
+
+  ObjTVar *both[] = {b, a};
+  block_on(vm, t2, both, 2);
+  assert_true(t2->block_seq > t1->block_seq);
+  assert_string_equal(waiter_ids(a), "1 2");
+  assert_string_equal(waiter_ids(b), "1 2");
+  assert_int_equal(vm->run_queue.count, 0);
+}
+
+/* stm_cancel_wait takes the thread off every TVar it waits on, wherever it
+ * is in their lists, and leaves the others in order. */
+static void test_cancel_wait_keeps_lists_consistent(void **state) {
+  UnitVM *u = *state;
+  VM *vm = u->vm;
+  ObjThread *root = new_thread(vm, NULL);
+  ObjThread *t[5];
+  for (int i = 0; i < 5; i++) t[i] = new_thread(vm, root);
+  ObjTVar *a = new_tvar(vm, 0), *b = new_tvar(vm, 0), *c = new_tvar(vm, 0);
+  ObjTVar *abc[] = {a, b, c}, *ba[] = {b, a}, *onlyb[] = {b}, *ca[] = {c, a};
+  block_on(vm, t[0], abc, 3);   /* 1: a b c */
+  block_on(vm, t[1], onlyb, 1); /* 2: b     */
+  block_on(vm, t[2], ba, 2);    /* 3: a b   */
+  block_on(vm, t[3], ca, 2);    /* 4: a c   */
+  block_on(vm, t[4], abc, 3);   /* 5: a b c */
+  assert_string_equal(waiter_ids(a), "1 3 4 5");
+  assert_string_equal(waiter_ids(b), "1 2 3 5");
+  assert_string_equal(waiter_ids(c), "1 4 5");
+
+  stm_cancel_wait(t[0]); /* the head of every list */
+  assert_string_equal(waiter_ids(a), "3 4 5");
+  assert_string_equal(waiter_ids(b), "2 3 5");
+  assert_string_equal(waiter_ids(c), "4 5");
+  assert_int_equal(t[0]->read_count, 0);
+
+  stm_cancel_wait(t[2]); /* the middle */
+  assert_string_equal(waiter_ids(a), "4 5");
+  assert_string_equal(waiter_ids(b), "2 5");
+  assert_string_equal(waiter_ids(c), "4 5");
+
+  stm_cancel_wait(t[4]); /* the tail */
+  assert_string_equal(waiter_ids(a), "4");
+  assert_string_equal(waiter_ids(b), "2");
+  assert_string_equal(waiter_ids(c), "4");
+
+  stm_cancel_wait(t[3]);
+  stm_cancel_wait(t[1]);
+  assert_int_equal(a->waiter_count, 0);
+  assert_int_equal(b->waiter_count, 0);
+  assert_int_equal(c->waiter_count, 0);
+
+  /* cancelling again (nothing left to leave) changes nothing */
+  stm_cancel_wait(t[1]);
+  assert_int_equal(b->waiter_count, 0);
+  assert_int_equal(vm->run_queue.count, 0); /* cancelling wakes nobody */
+}
+
+/* A commit wakes the threads blocked on what it wrote, in the order they
+ * blocked, each once even when it waits on several written TVars, and
+ * returns how many woke; the others keep waiting. */
+static void test_commit_wakes_in_block_order_once(void **state) {
+  UnitVM *u = *state;
+  VM *vm = u->vm;
+  ObjThread *root = new_thread(vm, NULL);
+  ObjThread *t[5];
+  for (int i = 0; i < 5; i++) t[i] = new_thread(vm, root);
+  ObjTVar *a = new_tvar(vm, 0), *b = new_tvar(vm, 0), *c = new_tvar(vm, 0);
+  ObjTVar *ab[] = {a, b}, *onlyb[] = {b}, *onlyc[] = {c}, *onlya[] = {a};
+  block_on(vm, t[2], ab, 2);    /* 3 first, on a and b */
+  block_on(vm, t[0], onlyb, 1); /* then 1 on b         */
+  block_on(vm, t[3], onlyc, 1); /* 4 on c: not written */
+  block_on(vm, t[1], onlya, 1); /* 2 on a              */
+
+  ObjThread *committer = t[4];
+  stm_begin(vm, committer);
+  stm_read(vm, committer, c);
+  stm_write(vm, committer, b, INT_VAL(1)); /* b first: the order written must not matter */
+  stm_write(vm, committer, a, INT_VAL(2));
+  stm_write(vm, committer, a, INT_VAL(3));
+  stm_write(vm, committer, b, INT_VAL(4));
+  int woken = stm_commit(vm, committer);
+
+  assert_int_equal(woken, 3);
+  assert_string_equal(run_queue_ids(vm), "3 1 2");
+  assert_int_equal(tvar_int(a), 3);
+  assert_int_equal(tvar_int(b), 4);
+  assert_int_equal(a->waiter_count, 0);
+  assert_int_equal(b->waiter_count, 0);
+  assert_string_equal(waiter_ids(c), "4");
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(t[i]->state, THREAD_RUNNABLE);
+    assert_int_equal(t[i]->blocked_on, BLOCKED_NONE);
+    assert_int_equal(t[i]->read_count, 0);
+  }
+  assert_int_equal(t[3]->state, THREAD_BLOCKED);
+  assert_int_equal(t[3]->blocked_on, BLOCKED_STM);
+  assert_false(committer->in_transaction);
+  assert_int_equal(committer->undo_count, 0);
+  assert_int_equal(committer->read_count, 0);
+  /* reading a TVar does not make the reader's commit a write to it */
+  assert_int_equal(c->waiter_count, 1);
+}
+
+/* A commit that wrote nothing, or only TVars nobody waits on, wakes nobody. */
+static void test_commit_without_waiters(void **state) {
+  UnitVM *u = *state;
+  VM *vm = u->vm;
+  ObjThread *root = new_thread(vm, NULL);
+  ObjThread *waiter = new_thread(vm, root), *committer = new_thread(vm, root);
+  ObjTVar *a = new_tvar(vm, 0), *b = new_tvar(vm, 0);
+  ObjTVar *onlya[] = {a};
+  block_on(vm, waiter, onlya, 1);
+
+  stm_begin(vm, committer);
+  stm_read(vm, committer, a);
+  assert_int_equal(stm_commit(vm, committer), 0);
+
+  stm_begin(vm, committer);
+  stm_write(vm, committer, b, INT_VAL(1));
+  assert_int_equal(stm_commit(vm, committer), 0);
+  assert_int_equal(vm->run_queue.count, 0);
+  assert_string_equal(waiter_ids(a), "1");
+  assert_int_equal(tvar_int(b), 1);
+
+  /* writing the value a TVar already holds is still a write (io-sim's rule) */
+  stm_begin(vm, committer);
+  stm_write(vm, committer, a, INT_VAL(0));
+  assert_int_equal(stm_commit(vm, committer), 1);
+  assert_string_equal(run_queue_ids(vm), "1");
+  assert_int_equal(a->waiter_count, 0);
+}
+
+/* Woken threads that block again go to the back: their new block order counts. */
+static void test_reblocked_thread_orders_by_new_block(void **state) {
+  UnitVM *u = *state;
+  VM *vm = u->vm;
+  ObjThread *root = new_thread(vm, NULL);
+  ObjThread *t1 = new_thread(vm, root), *t2 = new_thread(vm, root), *t3 = new_thread(vm, root);
+  ObjTVar *a = new_tvar(vm, 0), *b = new_tvar(vm, 0);
+  ObjTVar *onlya[] = {a}, *onlyb[] = {b};
+  block_on(vm, t1, onlya, 1);
+  block_on(vm, t2, onlyb, 1);
+  ObjTVar *written[] = {a};
+  assert_int_equal(stm_wake_readers(vm, written, 1), 1);
+  block_on(vm, t1, onlyb, 1); /* 1 re-blocks, now after 2 */
+  block_on(vm, t3, onlya, 1);
+  ObjTVar *both[] = {a, b};
+  assert_int_equal(stm_wake_readers(vm, both, 2), 3);
+  assert_string_equal(run_queue_ids(vm), "1 2 1 3");
+}
+
+/* stm_wake_readers (registerDelay's path) orders by block order, not by the
+ * order of the TVars given. */
+static void test_wake_readers_order(void **state) {
+  UnitVM *u = *state;
+  VM *vm = u->vm;
+  ObjThread *root = new_thread(vm, NULL);
+  ObjThread *t1 = new_thread(vm, root), *t2 = new_thread(vm, root), *t3 = new_thread(vm, root);
+  ObjTVar *a = new_tvar(vm, 0), *b = new_tvar(vm, 0), *c = new_tvar(vm, 0);
+  ObjTVar *onlya[] = {a}, *cb[] = {c, b}, *onlyc[] = {c};
+  block_on(vm, t2, onlya, 1);
+  block_on(vm, t3, cb, 2);
+  block_on(vm, t1, onlyc, 1);
+  ObjTVar *written[] = {c, a, b};
+  assert_int_equal(stm_wake_readers(vm, written, 3), 3);
+  assert_string_equal(run_queue_ids(vm), "2 3 1");
+  assert_int_equal(stm_wake_readers(vm, written, 3), 0);
+  assert_int_equal(vm->run_queue.count, 3);
+}
+
+/* ---- whole programs ---- */
+
+/* orElse: a retrying left branch's writes are undone before the right one
+ * runs; a nested orElse undoes only its own branch. */
+static void test_or_else_rollback(void **state) {
+  UnitVM *u = *state;
+  assert_runs_with_output(u,
+                          "main = {\n"
+                          "  a <- newTVar(0)\n"
+                          "  b <- newTVar(0)\n"
+                          "  r1 <- atomically(orElse({ writeTVar(a, 1); writeTVar(b, 1); retry() },\n"
+                          "                          { x <- readTVar(a); y <- readTVar(b); writeTVar(b, 2); return [x, y] }))\n"
+                          "  a1 <- readTVarIO(a)\n"
+                          "  b1 <- readTVarIO(b)\n"
+                          "  say([r1, a1, b1])\n"
+                          "  r2 <- atomically({\n"
+                          "    writeTVar(a, 10)\n"
+                          "    orElse({ writeTVar(a, 11); writeTVar(b, 11); retry() }, return ())\n"
+                          "    x <- readTVar(a)\n"
+                          "    y <- readTVar(b)\n"
+                          "    writeTVar(b, x + y)\n"
+                          "    return [x, y]\n"
+                          "  })\n"
+                          "  a2 <- readTVarIO(a)\n"
+                          "  b2 <- readTVarIO(b)\n"
+                          "  say([r2, a2, b2])\n"
+                          "  r3 <- atomically(orElse({ writeTVar(a, 20)\n"
+                          "                            orElse({ writeTVar(b, 21); retry() }, writeTVar(b, 22))\n"
+                          "                            retry() },\n"
+                          "                          { x <- readTVar(a); y <- readTVar(b); return [x, y] }))\n"
+                          "  a3 <- readTVarIO(a)\n"
+                          "  b3 <- readTVarIO(b)\n"
+                          "  say([r3, a3, b3])\n"
+                          "  r4 <- atomically(orElse(writeTVar(a, 30) >> return \"left\", writeTVar(a, 31) >> return \"right\"))\n"
+                          "  a4 <- readTVarIO(a)\n"
+                          "  say([r4, a4])\n"
+                          "}\n",
+                          "[[0, 0], 0, 2]\n"
+                          "[[10, 2], 10, 12]\n"
+                          "[[10, 12], 10, 12]\n"
+                          "[\"left\", 30]\n");
+}
+
+/* A retrying transaction's writes are undone while it waits; when both
+ * branches of an orElse retry, it waits on what either read. */
+static void test_retry_rolls_back_and_waits_on_both_branches(void **state) {
+  UnitVM *u = *state;
+  assert_runs_with_output(u,
+                          "main = {\n"
+                          "  a <- newTVar(0)\n"
+                          "  flag <- newTVar(false)\n"
+                          "  other <- newTVar(false)\n"
+                          "  fork({\n"
+                          "    r <- atomically(orElse({ writeTVar(a, 99); f <- readTVar(flag); check(f); return \"flag\" },\n"
+                          "                           { o <- readTVar(other); check(o); writeTVar(a, 1); return \"other\" }))\n"
+                          "    say(r)\n"
+                          "  })\n"
+                          "  yield()\n"
+                          "  v1 <- readTVarIO(a)\n"
+                          "  atomically(writeTVar(other, true))\n" /* the right branch's TVar wakes it */
+                          "  v2 <- readTVarIO(a)\n"
+                          "  say([v1, v2])\n"
+                          "}\n",
+                          "other\n[0, 1]\n");
+}
+
+/* Threads blocked in retry wake in the order they blocked, not the order
+ * they were forked or the TVars written; one waiting on two written TVars
+ * wakes once. The whole instant of the commit, from the trace. */
+static void test_retry_wake_order(void **state) {
+  UnitVM *u = *state;
+  assert_runs_with_output(u,
+                          "fn waiter(name, tv, d) {\n"
+                          "  delay(d)\n"
+                          "  atomically({ v <- readTVar(tv); check(v > 0) })\n"
+                          "  say(name)\n"
+                          "}\n"
+                          "main = {\n"
+                          "  a <- newTVar(0)\n"
+                          "  b <- newTVar(0)\n"
+                          "  labelTVar(a, \"a\")\n"
+                          "  labelTVar(b, \"b\")\n"
+                          "  fork(waiter(\"w1\", a, 2us))\n"
+                          "  fork(waiter(\"w2\", b, 3us))\n"
+                          "  fork(waiter(\"w3\", a, 1us))\n"
+                          "  fork({ delay(4us); atomically({ x <- readTVar(a); y <- readTVar(b); check(x + y >= 2) }); say(\"both\") })\n"
+                          "  delay(5us)\n"
+                          "  atomically({ writeTVar(b, 1); writeTVar(a, 1); writeTVar(b, 2) })\n"
+                          "  say(\"main\")\n"
+                          "}\n",
+                          "w3\nw1\nw2\nboth\nmain\n");
+  const char *trace = unit_text(&u->trace);
+  assert_contains(trace,
+                  "       4us  4            retry: blocked on <tvar a>, <tvar b>\n"
+                  "       5us  main         wake\n"
+                  "       5us  main         committed: wrote <tvar b>, <tvar a>\n"
+                  "       5us  3            wake\n"
+                  "       5us  1            wake\n"
+                  "       5us  2            wake\n"
+                  "       5us  4            wake\n"
+                  "       5us  3            committed\n");
+  /* 4 woke twice in all: from its delay, then from the commit */
+  assert_int_equal(count_occurrences(trace, "  4            wake\n"), 2);
+  assert_int_equal(count_occurrences(trace, "  4            committed\n"), 1);
+  assert_int_equal(vm_now(u->vm), 5 * US);
+}
+
+/* A commit that wakes a thread yields to it; one that wakes nobody does not. */
+static void test_commit_yields_only_when_it_wakes(void **state) {
+  UnitVM *u = *state;
+  assert_runs_with_output(u,
+                          "main = {\n"
+                          "  tv <- newTVar(0)\n"
+                          "  fork({ atomically({ v <- readTVar(tv); check(v > 0) }); say(\"woken\") })\n"
+                          "  yield()\n"
+                          "  atomically(writeTVar(tv, 1))\n"
+                          "  say(\"main 1\")\n"
+                          "  fork(say(\"other\"))\n"
+                          "  atomically(writeTVar(tv, 2))\n"
+                          "  say(\"main 2\")\n"
+                          "}\n",
+                          "woken\nmain 1\nmain 2\n");
+  assert_text_equal(unit_text(&u->trace),
+                    "       0ns  main         fork 1\n"
+                    "       0ns  main         yield\n"
+                    "       0ns  1            retry: blocked on <tvar>\n"
+                    "       0ns  main         committed: wrote <tvar>\n"
+                    "       0ns  1            wake\n"
+                    "       0ns  1            committed\n"
+                    "       0ns  1            say \"woken\"\n"
+                    "       0ns  1            exit\n"
+                    "       0ns  main         say \"main 1\"\n"
+                    "       0ns  main         fork 2\n"
+                    "       0ns  main         committed: wrote <tvar>\n"
+                    "       0ns  main         say \"main 2\"\n"
+                    "       0ns  main         exit\n");
+}
+
+/* An exception in a transaction undoes its writes (orElse's right branch's
+ * too) and wakes nobody; a runtime error does the same. */
+static void test_exception_rolls_back(void **state) {
+  UnitVM *u = *state;
+  assert_runs_with_output(u,
+                          "main = {\n"
+                          "  a <- newTVar(0)\n"
+                          "  b <- newTVar(0)\n"
+                          "  fork(atomically({ v <- readTVar(a); check(v == 42) }))\n"
+                          "  yield()\n"
+                          "  r1 <- try(atomically({ writeTVar(a, 1); writeTVar(b, 1); throw(\"boom\") }))\n"
+                          "  r2 <- try(atomically(orElse({ writeTVar(a, 2); retry() }, { writeTVar(b, 2); throw(#{kind: \"Bad\"}) })))\n"
+                          "  r3 <- try(atomically({ writeTVar(a, 3); x <- readTVar(b); writeTVar(b, 1 / x) }))\n"
+                          "  x <- readTVarIO(a)\n"
+                          "  y <- readTVarIO(b)\n"
+                          "  say([r1.ok, r1.exception, r2.ok, exceptionKind(r2.exception), r3.ok, exceptionMessage(r3.exception), x, y])\n"
+                          "  t <- atomically({ writeTVar(b, 5); readTVar(b) })\n"
+                          "  say(t)\n"
+                          "  return a\n"
+                          "}\n",
+                          "[false, \"boom\", false, \"Bad\", false, \"division by zero\", 0, 0]\n5\n");
+  /* the waiter on a never woke: it is still on a's list, the only one */
+  assert_int_equal(count_occurrences(unit_text(&u->trace), "  1            wake\n"), 0);
+  Value result = vm_result(u->vm);
+  assert_true(IS_TVAR(result));
+  assert_int_equal(AS_TVAR(result)->waiter_count, 1);
+  assert_int_equal(AS_TVAR(result)->waiters[0]->blocked_on, BLOCKED_STM);
+}
+
+/* An uncaught exception in a transaction ends the thread with its writes undone. */
+static void test_uncaught_exception_in_transaction(void **state) {
+  UnitVM *u = *state;
+  assert_runs_with_output(u,
+                          "main = {\n"
+                          "  a <- newTVar(\"before\")\n"
+                          "  fork(atomically({ writeTVar(a, \"during\"); x <- readTVar(a); throw(x) }))\n"
+                          "  delay(1us)\n"
+                          "  v <- readTVarIO(a)\n"
+                          "  say(v)\n"
+                          "}\n",
+                          "before\n");
+  assert_contains(unit_text(&u->trace), "       0ns  1            died: \"during\"\n");
+}
+
+/* registerDelay: false until its time, then true; its readers wake in block
+ * order (after the delays due at that instant), not in timer order. */
+static void test_register_delay(void **state) {
+  UnitVM *u = *state;
+  assert_runs_with_output(u,
+                          "main = {\n"
+                          "  d1 <- registerDelay(5us)\n"
+                          "  d2 <- registerDelay(5us)\n"
+                          "  z <- registerDelay(0ns)\n"
+                          "  n <- registerDelay(-1ns)\n"
+                          "  v <- mapM(readTVarIO, [d1, d2, z, n])\n"
+                          "  say(v)\n"
+                          "  fork({ delay(2us); atomically(readTVar(d1) >>= check); t <- now(); say(\"on d1 at \" ++ show(t)) })\n"
+                          "  fork({ delay(1us); atomically(readTVar(d2) >>= check); t <- now(); say(\"on d2 at \" ++ show(t)) })\n"
+                          "  fork({ delay(5us); say(\"delay\") })\n"
+                          "  atomically(readTVar(z) >>= check)\n"
+                          "  t0 <- now()\n"
+                          "  say(t0)\n"
+                          "  delay(10us)\n"
+                          "  w <- mapM(readTVarIO, [d1, d2, z, n])\n"
+                          "  say(w)\n"
+                          "}\n",
+                          "[false, false, false, true]\n"
+                          "0ns\n"
+                          "delay\n"
+                          "on d2 at 5us\n"
+                          "on d1 at 5us\n"
+                          "[true, true, true, true]\n");
+  assert_int_equal(vm_now(u->vm), 10 * US);
+}
+
+/* A timeout around a retrying transaction takes the thread off the TVar's
+ * waiters: the later write wakes nobody (and so does not yield). */
+static void test_timeout_leaves_waiters(void **state) {
+  UnitVM *u = *state;
+  assert_runs_with_output(u,
+                          "main = {\n"
+                          "  tv <- newTVar(0)\n"
+                          "  r <- timeout(3us, atomically({ v <- readTVar(tv); check(v > 0) }))\n"
+                          "  t <- now()\n"
+                          "  say([r, t])\n"
+                          "  fork(say(\"other\"))\n"
+                          "  atomically(writeTVar(tv, 1))\n"
+                          "  say(\"main\")\n"
+                          "  return tv\n"
+                          "}\n",
+                          "[none, 3us]\nmain\n");
+  Value result = vm_result(u->vm);
+  assert_true(IS_TVAR(result));
+  assert_int_equal(AS_TVAR(result)->waiter_count, 0);
+}
+
+/* A transaction with nothing to wait for is a deadlock, reported as such. */
+static void test_retry_on_nothing_deadlocks(void **state) {
+  UnitVM *u = *state;
+  assert_run_fails(u,
+                   "main = {\n"
+                   "  tv <- newTVar(0)\n"
+                   "  labelTVar(tv, \"never\")\n"
+                   "  me <- myThreadId()\n"
+                   "  fork({ atomically({ v <- readTVar(tv); check(v > 0) }) })\n"
+                   "  delay(1us)\n"
+                   "  atomically(retry())\n"
+                   "}\n",
+                   SIM_DEADLOCK,
+                   "simvm: deadlock at 1us: no thread can run and no timer is set\n"
+                   "  thread main is blocked in atomically (retry) on no TVar at all at test.sim:7\n"
+                   "  thread 1 is blocked in atomically (retry) on <tvar never> at test.sim:5\n");
+}
+
+/* Effects other than TVars are refused inside a transaction; TVar
+ * operations outside one. */
+static void test_transaction_boundaries(void **state) {
+  (void)state;
+  static const struct {
+    const char *stmt;
+    const char *message;
+  } cases[] = {
+      {"atomically(say(1))", "say inside atomically: a transaction may only use TVars (readTVar, writeTVar, newTVar, retry, orElse, throw)"},
+      {"atomically(delay(1us))", "delay inside atomically: a transaction may only use TVars (readTVar, writeTVar, newTVar, retry, orElse, throw)"},
+      {"atomically(atomically(return 1))", "atomically inside atomically: transactions do not nest"},
+      {"readTVar(tv)", "readTVar outside a transaction: run it with atomically(...)"},
+      {"writeTVar(tv, 1)", "writeTVar outside a transaction: run it with atomically(...)"},
+      {"retry()", "retry outside a transaction: run it with atomically(...)"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char source[256], expected[512];
+    snprintf(source, sizeof source, "main = {\n  tv <- newTVar(0)\n  %s\n}\n", cases[i].stmt);
+    snprintf(expected, sizeof expected,
+             "test.sim:3: runtime error: %s\n  in thread main at simulated time 0ns\n  at test.sim:3 in main\n",
+             cases[i].message);
+    UnitVM *u = unit_vm_new();
+    assert_non_null(u);
+    SimStatus status = unit_run(u, source);
+    if (status != SIM_FAILED || strcmp(unit_text(&u->err), expected) != 0) {
+      print_error("%s: status %s, errors:\n%s--- expected:\n%s", cases[i].stmt, unit_status_name(status),
+                  unit_text(&u->err), expected);
+      unit_vm_free(u);
+      fail();
+    }
+    unit_vm_free(u);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_rollback_to_mark_restores_in_reverse, setup_direct, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_nested_marks, setup_direct, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_long_undo_log, setup_direct, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_read_set_holds_each_tvar_once, setup_direct, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_read_set_grows, setup_direct, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_block_registers_waiters, setup_direct, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_cancel_wait_keeps_lists_consistent, setup_direct, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_commit_wakes_in_block_order_once, setup_direct, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_commit_without_waiters, setup_direct, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_reblocked_thread_orders_by_new_block, setup_direct, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_wake_readers_order, setup_direct, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_or_else_rollback, unit_setup_vm, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_retry_rolls_back_and_waits_on_both_branches, unit_setup_vm, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_retry_wake_order, setup_traced, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_commit_yields_only_when_it_wakes, setup_traced, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_exception_rolls_back, setup_traced, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_uncaught_exception_in_transaction, setup_traced, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_register_delay, unit_setup_vm, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_timeout_leaves_waiters, unit_setup_vm, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_retry_on_nothing_deadlocks, unit_setup_vm, unit_teardown_vm),
+      cmocka_unit_test(test_transaction_boundaries),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
