@@ -34,6 +34,9 @@ static const char usage_text[] =
     "                     by opcode, function and thread, binds, scheduler, memory\n"
     "  --profile-json F   write the profile as JSON to file F (docs/PROFILE.md)\n"
     "  --profile-folded F write folded stacks (thread;fn;fn count) to file F\n"
+    "  --trace-json F     write every trace event as a line of JSON to file F\n"
+    "  --timeline F       write a timeline of the run to file F (Chrome trace\n"
+    "                     events: open it in Perfetto or chrome://tracing)\n"
     "  --repeat N         run N fresh simulations in this process, timing each\n"
     "                     (per-run lines and a summary on stderr)\n"
     "  -h, --help         show this help\n"
@@ -47,6 +50,17 @@ static const char usage_text[] =
     " 70  out of memory (the machine's)\n";
 
 static void output_failed(void);
+
+static FILE *trace_json_file; /* --trace-json */
+static const char *trace_json_path;
+
+static void write_trace_json(void *user, const char *text, size_t length) {
+  (void)user;
+  if (fwrite(text, 1, length, trace_json_file) != length) {
+    fprintf(stderr, "simvm: cannot write '%s': %s\n", trace_json_path, strerror(errno));
+    exit(SIM_FAILED);
+  }
+}
 
 /* stdout is fully buffered; a write that fails (a full disk, a closed pipe)
  * ends the run at once rather than simulating on with the output lost. */
@@ -141,7 +155,7 @@ int main(int argc, char **argv) {
   config.write_trace = write_out;
   config.write_error = write_err;
   bool quiet = false, print_result = false, optimize = true;
-  const char *profile_json = NULL, *profile_folded = NULL;
+  const char *profile_json = NULL, *profile_folded = NULL, *timeline_path = NULL;
   uint64_t repeat = 0; /* 0: one plain run */
   int i = 1;
   for (; i < argc && argv[i][0] == '-' && argv[i][1] != '\0'; i++) {
@@ -184,6 +198,13 @@ int main(int argc, char **argv) {
       if (arg[10] == 'j') profile_json = argv[i];
       else profile_folded = argv[i];
       config.profile = true;
+    } else if (strcmp(arg, "--trace-json") == 0) {
+      if (++i == argc) return usage_error("%s needs a file name", arg);
+      trace_json_path = argv[i];
+    } else if (strcmp(arg, "--timeline") == 0) {
+      if (++i == argc) return usage_error("%s needs a file name", arg);
+      timeline_path = argv[i];
+      config.timeline = true;
     } else if (strcmp(arg, "--repeat") == 0) {
       if (++i == argc) return usage_error("%s needs a number", arg);
       if (!parse_count(argv[i], &repeat) || repeat == 0 || repeat > 100000000)
@@ -208,6 +229,14 @@ int main(int argc, char **argv) {
   if (quiet) config.trace = false;
 
   config.opt_level = optimize ? 1 : 0;
+  if (trace_json_path) {
+    trace_json_file = fopen(trace_json_path, "w");
+    if (!trace_json_file) {
+      fprintf(stderr, "simvm: cannot write '%s': %s\n", trace_json_path, strerror(errno));
+      return SIM_USAGE;
+    }
+    config.write_trace_json = write_trace_json;
+  }
   VM *vm = vm_new(&config);
   if (!vm) {
     fprintf(stderr, "simvm: internal error: the standard library did not compile\n");
@@ -221,6 +250,19 @@ int main(int argc, char **argv) {
     if (!profile_json && !profile_folded) vm_write_profile(vm, stderr, 't', wall);
     if (profile_json && !write_profile_file(vm, profile_json, 'j', wall)) status = SIM_USAGE;
     if (profile_folded && !write_profile_file(vm, profile_folded, 'f', wall)) status = SIM_USAGE;
+  }
+  if (timeline_path && status != SIM_COMPILE_ERROR && status != SIM_USAGE) {
+    FILE *file = fopen(timeline_path, "w");
+    bool ok = file && vm_write_timeline(vm, file);
+    if (file && fclose(file) != 0) ok = false;
+    if (!ok) {
+      fprintf(stderr, "simvm: cannot write '%s': %s\n", timeline_path, strerror(errno));
+      status = SIM_USAGE;
+    }
+  }
+  if (trace_json_file && fclose(trace_json_file) != 0) {
+    fprintf(stderr, "simvm: cannot write '%s': %s\n", trace_json_path, strerror(errno));
+    status = SIM_USAGE;
   }
   if (print_result && status == SIM_OK) {
     char *text = vm_show(vm, vm_result(vm));

@@ -49,6 +49,16 @@ void buf_printf(Buffer *buf, const char *fmt, ...) {
 
 const char *buf_text(const Buffer *buf) { return buf->data ? buf->data : ""; }
 
+void buf_append_json(Buffer *buf, const char *text) {
+  buf_append(buf, "\"", 1);
+  for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+    if (*c == '"' || *c == '\\') buf_printf(buf, "\\%c", *c);
+    else if (*c < 0x20) buf_printf(buf, "\\u%04x", *c);
+    else buf_append(buf, (const char *)c, 1);
+  }
+  buf_append(buf, "\"", 1);
+}
+
 void buf_free(Buffer *buf) {
   free(buf->data);
   buf_init(buf);

@@ -19,6 +19,8 @@ void buf_printf(Buffer *buf, const char *fmt, ...) __attribute__((format(printf,
 void buf_vprintf(Buffer *buf, const char *fmt, va_list ap);
 /* Append text in double quotes, escaping quotes, backslashes and control bytes. */
 void buf_append_quoted(Buffer *buf, const char *text, size_t length);
+/* Append text as a JSON string literal (quotes, escapes). */
+void buf_append_json(Buffer *buf, const char *text);
 /* The text so far ("" when empty). */
 const char *buf_text(const Buffer *buf);
 void buf_free(Buffer *buf);

@@ -924,6 +924,7 @@ next_thread:
     if (!IS_STRING(label)) RUNTIME_ERROR("labelThread needs a string label, not %s", value_type_name(label));
     AS_THREAD(target)->label = AS_STRING(label);
     if (vm->profile) profile_thread_label(vm, AS_THREAD(target));
+    if (vm->config.timeline) timeline_label(vm, AS_THREAD(target));
     if (traced(vm)) {
       Buffer text;
       buf_init(&text);

@@ -313,12 +313,8 @@ bool profile_write_text(VM *vm, FILE *out, double wall) {
 static void json_string(FILE *out, const char *text) {
   Buffer quoted;
   buf_init(&quoted);
-  for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
-    if (*c == '"' || *c == '\\') buf_printf(&quoted, "\\%c", *c);
-    else if (*c < 0x20) buf_printf(&quoted, "\\u%04x", *c);
-    else buf_append(&quoted, (const char *)c, 1);
-  }
-  fprintf(out, "\"%s\"", buf_text(&quoted));
+  buf_append_json(&quoted, text);
+  fputs(buf_text(&quoted), out);
   buf_free(&quoted);
 }
 

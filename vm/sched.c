@@ -49,6 +49,7 @@ void sched_block(VM *vm, ObjThread *thread, BlockReason reason) {
   thread->state = THREAD_BLOCKED;
   thread->blocked_on = reason;
   if (vm->profile) profile_thread_block(vm, thread);
+  if (vm->config.timeline) timeline_state(vm, thread, reason == BLOCKED_DELAY ? TRACK_DELAYED : TRACK_BLOCKED);
 }
 
 void sched_delay(VM *vm, ObjThread *thread, int64_t ns) {
@@ -87,6 +88,7 @@ void sched_disarm_timeout(VM *vm, ObjTimeout *timeout) {
 
 void sched_wake(VM *vm, ObjThread *thread) {
   if (vm->profile) profile_thread_wake(vm, thread);
+  if (vm->config.timeline) timeline_state(vm, thread, TRACK_RUNNABLE);
   thread->state = THREAD_RUNNABLE;
   thread->blocked_on = BLOCKED_NONE;
   vm_trace(vm, thread, "wake");
@@ -125,6 +127,7 @@ static void cancel_wait(VM *vm, ObjThread *thread) {
       break;
   }
   if (vm->profile) profile_thread_wake(vm, thread);
+  if (vm->config.timeline) timeline_state(vm, thread, TRACK_RUNNABLE);
   thread->state = THREAD_RUNNABLE;
   thread->blocked_on = BLOCKED_NONE;
   thread->interrupted = true;

@@ -7,6 +7,7 @@
 #include "memory.h"
 #include "opcodes.h"
 #include "profile.h"
+#include "events.h"
 #include "table.h"
 #include "thread.h"
 #include "timer.h"
@@ -89,6 +90,8 @@ struct VM {
   uint64_t steps;          /* instructions executed                     */
   VMStats stats;           /* counters of the current run               */
   Profile *profile;        /* per-instruction figures, with config.profile */
+  struct Timeline *timeline; /* with config.timeline (vm/events.c)      */
+  int thread_serial;       /* threads created this run: their timeline tracks */
   Value result;
   char error[512];         /* message of the runtime error being raised */
   bool has_error;
@@ -114,7 +117,7 @@ void vm_trace(VM *vm, ObjThread *thread, const char *fmt, ...) __attribute__((fo
  * in which case the caller calls vm_trace (which counts it); otherwise the
  * event is counted here. */
 static inline bool traced(VM *vm) {
-  if (vm->config.trace && vm->config.write_trace) return true;
+  if ((vm->config.trace && vm->config.write_trace) || vm->config.write_trace_json || vm->config.timeline) return true;
   vm->stats.events++;
   return false;
 }

@@ -47,7 +47,9 @@ ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   thread->pending_capacity = 0;
 
   thread->profile_index = -1;
+  thread->serial = vm->thread_serial++;
   if (vm->profile) profile_thread_start(vm, thread);
+  if (vm->config.timeline) timeline_thread_start(vm, thread);
 
   /* The base frame runs the action: [BIND, THREAD_EXIT] with it in slot 0. */
   *thread->sp++ = action;
@@ -118,6 +120,7 @@ void thread_release(VM *vm, ObjThread *thread) {
   if (timer_is_set(&thread->delay_timer)) vm->stats.timers_cancelled++;
   timer_heap_remove(&vm->timers, &thread->delay_timer);
   if (vm->profile && thread->profile_index >= 0) profile_thread_end(vm, thread);
+  if (vm->config.timeline) timeline_state(vm, thread, TRACK_DONE);
   gc_account(vm, -(ptrdiff_t)(thread->stack_capacity * sizeof(Value) + thread->frame_capacity * sizeof(CallFrame)));
   free(thread->stack);
   free(thread->frames);

@@ -98,6 +98,7 @@ struct ObjThread {
   int pending_capacity;
 
   int profile_index;        /* its row in the profile, when profiling */
+  int serial;               /* creation order in this run: its timeline track */
   ObjThread *live_prev;    /* the VM's list of threads not yet done   */
   ObjThread *live_next;
 };

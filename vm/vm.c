@@ -31,24 +31,30 @@ void vm_report(VM *vm, const char *fmt, ...) {
 
 void vm_trace(VM *vm, ObjThread *thread, const char *fmt, ...) {
   vm->stats.events++;
-  if (!vm->config.trace || !vm->config.write_trace) return;
-  Buffer line, when, name;
-  buf_init(&line);
-  buf_init(&when);
-  buf_init(&name);
-  duration_show(&when, vm->now);
-  if (thread) thread_name(&name, thread);
-  else buf_append(&name, "-", 1);
-  buf_printf(&line, "%10s  %-12s ", buf_text(&when), buf_text(&name));
-  buf_free(&when);
-  buf_free(&name);
+  bool text = vm->config.trace && vm->config.write_trace;
+  if (!text && !vm->config.write_trace_json && !vm->config.timeline) return;
+  Buffer event;
+  buf_init(&event);
   va_list ap;
   va_start(ap, fmt);
-  buf_vprintf(&line, fmt, ap);
+  buf_vprintf(&event, fmt, ap);
   va_end(ap);
-  buf_append(&line, "\n", 1);
-  vm->config.write_trace(vm->config.user, line.data, line.length);
-  buf_free(&line);
+  if (text) {
+    Buffer line, when, name;
+    buf_init(&line);
+    buf_init(&when);
+    buf_init(&name);
+    duration_show(&when, vm->now);
+    if (thread) thread_name(&name, thread);
+    else buf_append(&name, "-", 1);
+    buf_printf(&line, "%10s  %-12s %s\n", buf_text(&when), buf_text(&name), buf_text(&event));
+    vm->config.write_trace(vm->config.user, line.data, line.length);
+    buf_free(&line);
+    buf_free(&when);
+    buf_free(&name);
+  }
+  if (vm->config.write_trace_json || vm->config.timeline) events_record(vm, thread, buf_text(&event));
+  buf_free(&event);
 }
 
 /* ---- globals ---- */
@@ -246,6 +252,7 @@ void vm_free(VM *vm) {
   table_free(&vm->global_index);
   loader_free(vm);
   profile_free(vm->profile);
+  timeline_free(vm);
   value_array_free(&vm->globals);
   value_array_free(&vm->module_inits);
   free(vm->global_info);
@@ -287,6 +294,8 @@ SimStatus vm_run(VM *vm) {
   vm->now = 0;
   vm->steps = 0;
   memset(&vm->stats, 0, sizeof vm->stats);
+  timeline_free(vm);
+  vm->thread_serial = 0;
   if (vm->config.profile) {
     profile_free(vm->profile);
     vm->profile = profile_new();
@@ -299,6 +308,8 @@ SimStatus vm_run(VM *vm) {
 
 Value vm_result(VM *vm) { return vm->result; }
 uint64_t vm_events(VM *vm) { return vm->stats.events; }
+
+bool vm_write_timeline(VM *vm, FILE *out) { return timeline_write(vm, out); }
 
 bool vm_write_profile(VM *vm, FILE *out, char format, double wall_seconds) {
   if (!vm->profile) return false;

@@ -33,6 +33,8 @@ typedef struct {
   WriteFn write_say;     /* each say: the text, then "\n"; NULL: discard    */
   WriteFn write_trace;   /* trace lines when `trace` is set                 */
   WriteFn write_error;   /* diagnostics and runtime errors                  */
+  WriteFn write_trace_json; /* each trace event as a line of JSON (--trace-json); NULL: none */
+  bool timeline;         /* record a timeline for vm_write_timeline (--timeline) */
   void *user;
   bool trace;            /* emit the full event trace (say events included) */
   uint64_t max_steps;    /* instructions; 0: no limit                       */
@@ -84,6 +86,10 @@ uint64_t vm_steps(VM *vm);
  * format 't' text, 'j' JSON (docs/PROFILE.md), 'f' folded stacks. The
  * run's wall time is given in seconds. False on a write error. */
 bool vm_write_profile(VM *vm, FILE *out, char format, double wall_seconds);
+
+/* After vm_run with config.timeline: write the Chrome trace-event timeline
+ * ({"traceEvents": [...]}, simulated microseconds). False on a write error. */
+bool vm_write_timeline(VM *vm, FILE *out);
 
 /* After vm_run: trace events of the run (counted even when not printed). */
 uint64_t vm_events(VM *vm);

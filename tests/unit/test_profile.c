@@ -1,5 +1,6 @@
-/* The profiler: every count is deterministic, adds up, and each output
- * format is well formed (the JSON is checked by a small validating parser). */
+/* The profiler and the event exports: every count is deterministic and adds
+ * up, and each output format is well formed (JSON is checked by a small
+ * validating parser). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -252,6 +253,71 @@ static void test_O0_continuations_on_the_heap(void **state) {
   unit_vm_free(slow);
 }
 
+static size_t count_of(const char *text, const char *needle) {
+  size_t n = 0;
+  for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle)) n++;
+  return n;
+}
+
+/* --trace-json: one valid JSON object per event, as many as trace lines. */
+static void test_trace_json(void **state) {
+  (void)state;
+  UnitText json = {0};
+  VMConfig c2;
+  vm_config_init(&c2);
+  c2.trace = true;
+  c2.write_trace = unit_write_text;
+  c2.write_trace_json = unit_write_text;
+  c2.write_say = NULL;
+  c2.user = &json;
+  VM *vm = vm_new(&c2);
+  assert_non_null(vm);
+  assert_int_equal(vm_load_source(vm, "test.sim", program, strlen(program)), SIM_OK);
+  assert_int_equal(vm_run(vm), SIM_OK);
+  /* text lines and JSON lines went to one buffer: split them */
+  size_t text_lines = 0, json_lines = 0;
+  char *all = strdup(unit_text(&json));
+  for (char *line = strtok(all, "\n"); line; line = strtok(NULL, "\n")) {
+    if (line[0] == '{') {
+      assert_true(valid_json(line));
+      assert_non_null(strstr(line, "\"time_ns\": "));
+      assert_non_null(strstr(line, "\"event\": "));
+      json_lines++;
+    } else {
+      text_lines++;
+    }
+  }
+  assert_int_equal(json_lines, text_lines);
+  assert_int_equal(json_lines, vm_events(vm));
+  assert_non_null(strstr(unit_text(&json), "{\"time_ns\": 2000, \"thread\": \"1\", \"label\": \"w\", \"event\": \"say\", \"detail\": \"\\\"55\\\"\"}"));
+  free(all);
+  vm_free(vm);
+  unit_text_free(&json);
+}
+
+/* --timeline: valid JSON, a named track per thread, slices and instants. */
+static void test_timeline(void **state) {
+  (void)state;
+  VMConfig config;
+  vm_config_init(&config);
+  config.timeline = true;
+  UnitVM *u = unit_vm_new_with(&config);
+  assert_runs_with_output(u, program, "55\n");
+  char *text = NULL;
+  size_t length = 0;
+  FILE *out = open_memstream(&text, &length);
+  assert_true(vm_write_timeline(u->vm, out));
+  fclose(out);
+  assert_true(valid_json(text));
+  assert_non_null(strstr(text, "\"traceEvents\": ["));
+  assert_int_equal(count_of(text, "\"name\": \"thread_name\""), 2);
+  assert_non_null(strstr(text, "\"args\": {\"name\": \"1 (w)\"}"));
+  assert_non_null(strstr(text, "{\"ph\": \"X\", \"pid\": 1, \"tid\": 1, \"ts\": 0.000, \"dur\": 2.000, \"name\": \"delayed\"}"));
+  assert_int_equal(count_of(text, "\"ph\": \"i\""), vm_events(u->vm));
+  free(text);
+  unit_vm_free(u);
+}
+
 static void test_validator_rejects_bad_json(void **state) {
   (void)state;
   assert_true(valid_json("{\"a\": [1, 2.5, \"x\", null, true], \"b\": {}}"));
@@ -269,6 +335,8 @@ int main(void) {
       cmocka_unit_test(test_folded_stacks),
       cmocka_unit_test(test_text_report),
       cmocka_unit_test(test_O0_continuations_on_the_heap),
+      cmocka_unit_test(test_trace_json),
+      cmocka_unit_test(test_timeline),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,161 @@
+/* JSON-lines events and the Chrome trace-event timeline (see events.h). */
+#include "events.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "state.h"
+
+/* A track: a thread's name and its current state since when. */
+typedef struct {
+  char *name;
+  TrackState state;
+  int64_t since;
+} Track;
+
+struct Timeline {
+  Track *tracks;           /* by thread serial */
+  int count, capacity;
+  Buffer events;           /* ",\n{...}" fragments */
+};
+
+
+/* Split "say \"hi\"" into the name "say" and the detail; "died: X" and
+ * "retry: ..." lose their colon. */
+static void split_event(const char *text, Buffer *name, const char **detail) {
+  size_t length = strcspn(text, " ");
+  if (length && text[length - 1] == ':') buf_append(name, text, length - 1);
+  else buf_append(name, text, length);
+  *detail = text[length] ? text + length + 1 : "";
+}
+
+static double micros(int64_t ns) { return (double)ns / 1000.0; }
+
+static Timeline *timeline_of(VM *vm) {
+  if (!vm->timeline) {
+    vm->timeline = xrealloc(NULL, sizeof(Timeline));
+    memset(vm->timeline, 0, sizeof(Timeline));
+  }
+  return vm->timeline;
+}
+
+void events_record(VM *vm, ObjThread *thread, const char *text) {
+  Buffer name, id;
+  buf_init(&name);
+  buf_init(&id);
+  const char *detail;
+  split_event(text, &name, &detail);
+  if (thread) thread_id(&id, thread);
+  if (vm->config.write_trace_json) {
+    Buffer line;
+    buf_init(&line);
+    buf_printf(&line, "{\"time_ns\": %" PRId64 ", \"thread\": ", vm->now);
+    if (thread) buf_append_json(&line, buf_text(&id));
+    else buf_append(&line, "null", 4);
+    buf_append(&line, ", \"label\": ", 11);
+    if (thread && thread->label) buf_append_json(&line, thread->label->chars);
+    else buf_append(&line, "null", 4);
+    buf_append(&line, ", \"event\": ", 11);
+    buf_append_json(&line, buf_text(&name));
+    buf_append(&line, ", \"detail\": ", 12);
+    buf_append_json(&line, detail);
+    buf_append(&line, "}\n", 2);
+    vm->config.write_trace_json(vm->config.user, line.data, line.length);
+    buf_free(&line);
+  }
+  if (vm->config.timeline && thread) {
+    Timeline *t = timeline_of(vm);
+    buf_printf(&t->events, ",\n{\"ph\": \"i\", \"s\": \"t\", \"pid\": 1, \"tid\": %d, \"ts\": %.3f, \"name\": ",
+               thread->serial, micros(vm->now));
+    buf_append_json(&t->events, buf_text(&name));
+    buf_append(&t->events, ", \"args\": {\"detail\": ", 21);
+    buf_append_json(&t->events, detail);
+    buf_append(&t->events, "}}", 2);
+  }
+  buf_free(&name);
+  buf_free(&id);
+}
+
+static const char *const state_names[] = {"runnable", "delayed", "blocked", "done"};
+
+/* End the track's current slice now; slices of no simulated time are left out. */
+static void close_slice(VM *vm, Track *track, int serial) {
+  if (track->state == TRACK_DONE || vm->now <= track->since) return;
+  Timeline *t = vm->timeline;
+  buf_printf(&t->events,
+             ",\n{\"ph\": \"X\", \"pid\": 1, \"tid\": %d, \"ts\": %.3f, \"dur\": %.3f, \"name\": \"%s\"}", serial,
+             micros(track->since), micros(vm->now - track->since), state_names[track->state]);
+}
+
+static void set_name(Track *track, ObjThread *thread) {
+  Buffer name;
+  buf_init(&name);
+  thread_name(&name, thread);
+  free(track->name);
+  track->name = xrealloc(NULL, name.length + 1);
+  memcpy(track->name, buf_text(&name), name.length + 1);
+  buf_free(&name);
+}
+
+void timeline_thread_start(VM *vm, ObjThread *thread) {
+  Timeline *t = timeline_of(vm);
+  while (t->count <= thread->serial) {
+    if (t->count == t->capacity) {
+      t->capacity = t->capacity ? t->capacity * 2 : 64;
+      t->tracks = xrealloc(t->tracks, (size_t)t->capacity * sizeof(Track));
+    }
+    t->tracks[t->count++] = (Track){NULL, TRACK_DONE, 0};
+  }
+  Track *track = &t->tracks[thread->serial];
+  set_name(track, thread);
+  track->state = TRACK_RUNNABLE;
+  track->since = vm->now;
+}
+
+void timeline_state(VM *vm, ObjThread *thread, TrackState state) {
+  Timeline *t = vm->timeline;
+  if (!t || thread->serial >= t->count) return;
+  Track *track = &t->tracks[thread->serial];
+  if (track->state == state) return;
+  close_slice(vm, track, thread->serial);
+  track->state = state;
+  track->since = vm->now;
+}
+
+void timeline_label(VM *vm, ObjThread *thread) {
+  Timeline *t = vm->timeline;
+  if (t && thread->serial < t->count) set_name(&t->tracks[thread->serial], thread);
+}
+
+bool timeline_write(VM *vm, FILE *out) {
+  Timeline *t = timeline_of(vm);
+  fprintf(out, "{\"displayTimeUnit\": \"ns\",\n\"otherData\": {\"clock\": \"simulated time, in microseconds\"},\n"
+               "\"traceEvents\": [\n{\"ph\": \"M\", \"pid\": 1, \"name\": \"process_name\", \"args\": {\"name\": \"simvm\"}}");
+  for (int i = 0; i < t->count; i++) {
+    if (!t->tracks[i].name) continue;
+    close_slice(vm, &t->tracks[i], i);
+    t->tracks[i].state = TRACK_DONE;
+    Buffer name;
+    buf_init(&name);
+    buf_append_json(&name, t->tracks[i].name);
+    fprintf(out, ",\n{\"ph\": \"M\", \"pid\": 1, \"tid\": %d, \"name\": \"thread_name\", \"args\": {\"name\": %s}}", i,
+            buf_text(&name));
+    fprintf(out, ",\n{\"ph\": \"M\", \"pid\": 1, \"tid\": %d, \"name\": \"thread_sort_index\", \"args\": {\"sort_index\": %d}}",
+            i, i);
+    buf_free(&name);
+  }
+  fputs(buf_text(&t->events), out);
+  fputs("\n]}\n", out);
+  return !ferror(out);
+}
+
+void timeline_free(VM *vm) {
+  Timeline *t = vm->timeline;
+  if (!t) return;
+  for (int i = 0; i < t->count; i++) free(t->tracks[i].name);
+  free(t->tracks);
+  buf_free(&t->events);
+  free(t);
+  vm->timeline = NULL;
+}
