@@ -12,9 +12,11 @@
 static const char usage_text[] =
     "usage: simc [options] file.sim\n"
     "\n"
-    "Compile a .sim script and report its errors; with -l, list its bytecode.\n"
+    "Compile a .sim script and report its errors; with -l, list its bytecode;\n"
+    "with -o, write it to a bytecode file that simvm runs (simvm prog.simc).\n"
     "\n"
     "options:\n"
+    "  -o FILE        write the compiled program (with the standard library) to FILE\n"
     "  -l, --list     list the bytecode of every function, block and module\n"
     "  --prelude      with -l, list the standard library too\n"
     "  -O0            compile binds as io-sim does (see simvm --help)\n"
@@ -22,7 +24,7 @@ static const char usage_text[] =
     "  -h, --help     show this help\n"
     "  --version      show the version\n"
     "\n"
-    "exit status: 0 compiled, 2 usage error or unreadable file, 3 compile error\n";
+    "exit status: 0 compiled, 2 usage error, unreadable or unwritable file, 3 compile error\n";
 
 static void write_err(void *user, const char *text, size_t length) {
   (void)user;
@@ -33,6 +35,7 @@ static void write_err(void *user, const char *text, size_t length) {
 int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
   bool list = false, prelude = false, optimize = true;
+  const char *output = NULL;
   const char *path = NULL;
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i];
@@ -44,6 +47,12 @@ int main(int argc, char **argv) {
       return fflush(stdout) == 0 ? 0 : SIM_FAILED;
     } else if (strcmp(arg, "--") == 0 && i + 1 < argc && !path) {
       path = argv[++i];
+    } else if (strcmp(arg, "-o") == 0) {
+      if (++i == argc) {
+        fprintf(stderr, "simc: -o needs a file name\nTry 'simc --help' for more information.\n");
+        return SIM_USAGE;
+      }
+      output = argv[i];
     } else if (strcmp(arg, "-l") == 0 || strcmp(arg, "--list") == 0) {
       list = true;
     } else if (strcmp(arg, "--prelude") == 0) {
@@ -82,6 +91,15 @@ int main(int argc, char **argv) {
       debug_list_proto(&out, AS_CLOSURE(vm->module_inits.values[i])->proto);
     if (out.data) fputs(out.data, stdout);
     buf_free(&out);
+  }
+  if (status == SIM_OK && output) {
+    FILE *file = fopen(output, "wb");
+    bool ok = file && vm_write_bytecode(vm, file);
+    if (file && fclose(file) != 0) ok = false;
+    if (!ok) {
+      fprintf(stderr, "simc: cannot write '%s': %s\n", output, strerror(errno));
+      status = SIM_USAGE;
+    }
   }
   vm_free(vm);
   if (fflush(stdout) != 0 || ferror(stdout)) {

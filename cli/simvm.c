@@ -12,8 +12,10 @@
 
 static const char usage_text[] =
     "usage: simvm [options] file.sim [args...]\n"
+    "       simvm [options] file.simc [args...]\n"
     "\n"
-    "Run a .sim script on a simulated clock and print what it says.\n"
+    "Run a .sim script (or a program compiled by simc -o) on a simulated clock\n"
+    "and print what it says.\n"
     "Arguments after the file are the script's; it reads them with args().\n"
     "\n"
     "options:\n"
@@ -229,6 +231,7 @@ int main(int argc, char **argv) {
   if (quiet) config.trace = false;
 
   config.opt_level = optimize ? 1 : 0;
+  config.no_prelude = vm_is_bytecode_file(path); /* a compiled program carries its own */
   if (trace_json_path) {
     trace_json_file = fopen(trace_json_path, "w");
     if (!trace_json_file) {

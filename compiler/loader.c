@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../lang/parse.h"
+#include "../vm/bytecode.h"
 #include "compiler.h"
 
 extern const char prelude_source[];
@@ -173,8 +174,32 @@ SimStatus vm_load_file(VM *vm, const char *path) {
     vm_report(vm, "%s: %s\n", vm->config.program, err);
     return SIM_USAGE;
   }
+  if (bytecode_is((const uint8_t *)source->text, source->length)) {
+    SimStatus status = vm->config.no_prelude
+                           ? bytecode_load(vm, path, (const uint8_t *)source->text, source->length)
+                           : (vm_report(vm, "%s: a bytecode file cannot be imported or loaded after a script\n", path),
+                              SIM_COMPILE_ERROR);
+    source_free(source);
+    return status;
+  }
+  if (vm->config.no_prelude) {
+    vm_report(vm, "%s: not a bytecode file (it does not start with the simvm bytecode signature)\n", path);
+    source_free(source);
+    return SIM_COMPILE_ERROR;
+  }
   return load_top(vm, source, canonical(path));
 }
+
+bool vm_is_bytecode_file(const char *path) {
+  uint8_t head[8];
+  FILE *file = fopen(path, "rb");
+  if (!file) return false;
+  size_t n = fread(head, 1, sizeof head, file);
+  fclose(file);
+  return bytecode_is(head, n);
+}
+
+bool vm_write_bytecode(VM *vm, FILE *out) { return bytecode_write(vm, out); }
 
 SimStatus vm_load_source(VM *vm, const char *name, const char *text, size_t length) {
   Source *source = source_from_memory(name, text, length);

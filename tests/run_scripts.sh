@@ -15,6 +15,7 @@
 set -u
 simvm=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 simvm_switch=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
+simc=$(dirname "$simvm")/simc
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -78,12 +79,21 @@ check_script() {
   cp "$tmp/out" "$tmp/reference"
   cp "$tmp/err" "$tmp/reference_err"
 
-  # the switch-dispatch build and the -O0 strategy must behave identically
-  local variant
-  for variant in switch O0; do
+  # the switch-dispatch build, the -O0 strategy and the program compiled to
+  # a bytecode file (simc -o) must all behave identically
+  local variant variants="switch O0"
+  [ "$expected_exit" != 3 ] && variants="$variants bytecode"
+  for variant in $variants; do
     # shellcheck disable=SC2086
     if [ $variant = switch ]; then run "$simvm_switch" "$dir" $flags "$file" $args
-    else run "$simvm" "$dir" -O0 $flags "$file" $args; fi
+    elif [ $variant = O0 ]; then run "$simvm" "$dir" -O0 $flags "$file" $args
+    else
+      if ! (cd "$dir" && "$simc" -o "$tmp/program.simc" "$file" 2>"$tmp/simc_err"); then
+        fail "$name" "simc -o failed: $(head -1 "$tmp/simc_err")"
+        return
+      fi
+      run "$simvm" "$dir" $flags "$tmp/program.simc" $args
+    fi
     status=$?
     if [ "$status" != "$expected_exit" ] || ! cmp -s "$tmp/out" "$tmp/reference" ||
        ! cmp -s "$tmp/err" "$tmp/reference_err"; then

@@ -419,7 +419,7 @@ SimStatus INTERP_LOOP(VM *vm) {
 
 #ifdef COMPUTED_GOTO
   static void *const dispatch_table[OP_COUNT] = {
-#define OPCODE(name, operand, effect, doc) [OP_##name] = &&op_##name,
+#define OPCODE(name, operand, pops, effect, where, doc) [OP_##name] = &&op_##name,
 #include "opcodes.def"
 #undef OPCODE
   };
@@ -596,6 +596,7 @@ next_thread:
     ObjRecord *record = obj_record(vm, n);
     Value *pairs = thread->sp - 2 * n;
     for (int i = 0; i < n; i++) {
+      if (!IS_STRING(pairs[2 * i])) RUNTIME_ERROR("a record field name must be a string");
       record->fields[i].name = AS_STRING(pairs[2 * i]);
       record->fields[i].value = pairs[2 * i + 1];
     }

@@ -2,10 +2,11 @@
 #ifndef SIMVM_OPCODES_H
 #define SIMVM_OPCODES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef enum {
-#define OPCODE(name, operand, effect, doc) OP_##name,
+#define OPCODE(name, operand, pops, effect, where, doc) OP_##name,
 #include "opcodes.def"
 #undef OPCODE
   OP_COUNT
@@ -20,7 +21,9 @@ typedef enum { OPERAND_NONE = 0, OPERAND_U8 = 1, OPERAND_U16 = 2 } OperandShape;
 typedef struct {
   const char *name;      /* "BIND", as in the table           */
   OperandShape operand;  /* also the operand's width in bytes */
+  int pops;              /* values read from the stack, or STACK_EFFECT_VAR */
   int stack_effect;      /* or STACK_EFFECT_VAR               */
+  bool vm_only;          /* only in the VM's own prototypes   */
   const char *doc;       /* one-line semantics                */
 } OpInfo;
 

@@ -233,7 +233,7 @@ VM *vm_new(const VMConfig *config) {
   vm->thread_killed = obj_exception(vm, EXC_KILLED, NULL);
   vm->gc_paused--;
 
-  if (loader_load_prelude(vm) != SIM_OK) {
+  if (!config->no_prelude && loader_load_prelude(vm) != SIM_OK) {
     vm_free(vm);
     return NULL;
   }

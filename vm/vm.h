@@ -42,6 +42,8 @@ typedef struct {
   size_t max_heap;       /* bytes of live heap (objects and thread stacks); 0: no limit */
   int max_threads;       /* threads alive at once, main included; 0: no limit */
   bool profile;          /* count instructions by opcode, call path and thread (vm/profile.h) */
+  bool no_prelude;       /* do not compile the standard library: for loading a
+                            bytecode file, which carries its own copy      */
   int opt_level;         /* 1 (default): inline statements, direct opcodes;
                             0: io-sim's strategy, every action built and bound */
   const char *program;   /* prefix of messages not about a script line ("simvm") */
@@ -59,10 +61,18 @@ void vm_config_init(VMConfig *config);
 VM *vm_new(const VMConfig *config);
 void vm_free(VM *vm);
 
-/* Compile a script file (and what it imports). Errors are reported through
- * write_error as `file:line:col: error: message` plus the source line and a
- * caret. Returns SIM_OK, SIM_USAGE (unreadable file) or SIM_COMPILE_ERROR. */
+/* Compile a script file (and what it imports), or load a bytecode file
+ * written by simc -o (the VM must then have been made with no_prelude).
+ * Errors are reported through write_error as `file:line:col: error:
+ * message` plus the source line and a caret, or `file: bad bytecode: ...`.
+ * Returns SIM_OK, SIM_USAGE (unreadable file) or SIM_COMPILE_ERROR. */
 SimStatus vm_load_file(VM *vm, const char *path);
+
+/* Whether the file at `path` is a bytecode file (false if unreadable). */
+bool vm_is_bytecode_file(const char *path);
+
+/* Write the loaded program as a bytecode file; false on a write error. */
+bool vm_write_bytecode(VM *vm, FILE *out);
 
 /* Same, from memory; `name` is used in diagnostics and for relative imports. */
 SimStatus vm_load_source(VM *vm, const char *name, const char *text, size_t length);
