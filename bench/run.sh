@@ -2,7 +2,8 @@
 # The benchmark harness (make bench). Every program runs many times, each
 # run a fresh simulation inside one simvm process (--repeat), after one
 # warm-up run; the per-run instruction and event counts must be the same in
-# every run (nothing is cached between runs). Both bind strategies are
+# every run and equal a single profiled run's (nothing is cached between runs).
+# Both bind strategies are
 # timed side by side: -O0 (io-sim's, heap continuations) and the default
 # (one-shot continuations on the thread stack). Compute programs are also
 # timed against their Lua 5.4 twins when lua5.4 is installed (the harness
@@ -64,6 +65,14 @@ row() { # NAME RUNS ARGS...
     return 1
   fi
   read -r fm fmin fmax fins fev <<<"$fast"
+  # nothing is cached between runs: a single profiled run counts the same
+  (cd "$root/bench" && "$simvm" --profile-json "$tmp/profile.json" "$@" >/dev/null 2>&1)
+  local single
+  single=$(sed -n 's/^  "instructions": \([0-9]*\),$/\1/p' "$tmp/profile.json")
+  if [ "$single" != "$fins" ]; then
+    echo "FAILED: $name: $fins instructions per repeated run, but $single in a single profiled run" >&2
+    return 1
+  fi
   read -r sm smin smax sins sev <<<"$slow"
   local ratio
   ratio=$(awk -v a="$sm" -v b="$fm" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')

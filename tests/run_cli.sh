@@ -55,6 +55,7 @@ expect "max-heap"            0 "simvm: heap limit reached: N bytes in use (--max
   sh -c "'$simvm' --max-heap 10MB grow.sim 2>&1 | sed 's/[0-9]* bytes/N bytes/' | tr '\\n' ' '; '$simvm' --max-heap 10MB grow.sim 2>/dev/null; echo \$?"
 expect "max-heap value"      2 "simvm: --max-heap needs a size such as 512MB, 2GB or 100000KB, not '10'" "$simvm" --max-heap 10 grow.sim
 expect "profile files"       0 "ok" sh -c "'$simvm' -q --profile-json p.json --profile-folded p.folded --trace-json t.jsonl --timeline t.json prog.sim && grep -q '\"instructions\": ' p.json && grep -q '^main;<thread>' p.folded && grep -q '\"event\": \"delay\"' t.jsonl && grep -q traceEvents t.json && echo ok"
+expect "timeline tracks"     0 "51" sh -c "'$simvm' -q --timeline tl.json '$root/bench/seed/async.sim' 50 && grep -c '\"name\": \"thread_name\"' tl.json"
 expect "profile text"        0 "simvm profile (every count is deterministic; only wall and GC times vary)" sh -c "'$simvm' -q --profile prog.sim 2>&1"
 expect "repeat"              0 "runs: 3, same counts" sh -c "'$simvm' -q --repeat 3 prog.sim 2>&1 | sed -n 's/.*per run; \\([0-9]*\\) instructions.*/\\1/p' | sort -u | wc -l | sed 's/^1\$/runs: 3, same counts/'"
 expect "output error"        1 "simvm: cannot write output: No space left on device" sh -c "'$simvm' hi.sim >/dev/full"
