@@ -74,6 +74,7 @@ void source_free(Source *source) {
 }
 
 const char *source_line(const Source *source, int line, int *length) {
+  if (line < 1) return NULL;
   const char *p = source->text, *end = source->text + source->length;
   for (int current = 1; current < line; current++) {
     const char *newline = memchr(p, '\n', (size_t)(end - p));

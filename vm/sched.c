@@ -86,14 +86,17 @@ void sched_disarm_timeout(VM *vm, ObjTimeout *timeout) {
   timeout->state = TIMEOUT_DISARMED;
 }
 
-void sched_wake(VM *vm, ObjThread *thread) {
+void sched_wake_because(VM *vm, ObjThread *thread, const char *why) {
   if (vm->profile) profile_thread_wake(vm, thread);
   if (vm->config.timeline) timeline_state(vm, thread, TRACK_RUNNABLE);
   thread->state = THREAD_RUNNABLE;
   thread->blocked_on = BLOCKED_NONE;
-  vm_trace(vm, thread, "wake");
+  if (why) vm_trace(vm, thread, "wake (%s)", why);
+  else vm_trace(vm, thread, "wake");
   sched_enqueue(vm, thread);
 }
+
+void sched_wake(VM *vm, ObjThread *thread) { sched_wake_because(vm, thread, NULL); }
 
 /* Stop whatever `thread` waits for: it was thrown an exception. */
 static void cancel_wait(VM *vm, ObjThread *thread) {

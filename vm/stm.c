@@ -42,10 +42,6 @@ void stm_rollback(ObjThread *thread, int mark) {
   }
 }
 
-static int by_block_order(const void *a, const void *b) {
-  uint64_t x = (*(ObjThread *const *)a)->block_seq, y = (*(ObjThread *const *)b)->block_seq;
-  return (x > y) - (x < y);
-}
 
 void stm_cancel_wait(ObjThread *thread) {
   for (int i = 0; i < thread->read_count; i++) {
@@ -60,24 +56,40 @@ void stm_cancel_wait(ObjThread *thread) {
   thread->read_count = 0;
 }
 
+/* A thread to wake, and the first written TVar it was waiting on. */
+typedef struct {
+  ObjThread *thread;
+  ObjTVar *by;
+} Waking;
+
+static int by_block_order(const void *a, const void *b) {
+  uint64_t x = ((const Waking *)a)->thread->block_seq, y = ((const Waking *)b)->thread->block_seq;
+  return (x > y) - (x < y);
+}
+
 int stm_wake_readers(VM *vm, ObjTVar **written, int count) {
-  ObjThread **woken = NULL;
+  Waking *woken = NULL;
   int woken_count = 0, woken_capacity = 0;
   for (int i = 0; i < count; i++) {
     ObjTVar *tvar = written[i];
     for (int j = 0; j < tvar->waiter_count; j++) {
       ObjThread *t = tvar->waiters[j];
       bool seen = false;
-      for (int k = 0; k < woken_count && !seen; k++) seen = woken[k] == t;
+      for (int k = 0; k < woken_count && !seen; k++) seen = woken[k].thread == t;
       if (seen) continue;
       GROW(woken, woken_count, woken_capacity);
-      woken[woken_count++] = t;
+      woken[woken_count++] = (Waking){t, tvar};
     }
   }
   if (woken_count > 1) qsort(woken, (size_t)woken_count, sizeof *woken, by_block_order);
   for (int i = 0; i < woken_count; i++) {
-    stm_cancel_wait(woken[i]);
-    sched_wake(vm, woken[i]);
+    stm_cancel_wait(woken[i].thread);
+    Buffer why;
+    buf_init(&why);
+    buf_append(&why, "by ", 3);
+    value_show(&why, OBJ_VAL(woken[i].by), false);
+    sched_wake_because(vm, woken[i].thread, buf_text(&why));
+    buf_free(&why);
   }
   free(woken);
   return woken_count;

@@ -519,13 +519,13 @@ static void test_retry_wake_order(void **state) {
                   "       4us  4            retry: blocked on <tvar a>, <tvar b>\n"
                   "       5us  main         wake\n"
                   "       5us  main         committed: wrote <tvar b>, <tvar a>\n"
-                  "       5us  3            wake\n"
-                  "       5us  1            wake\n"
-                  "       5us  2            wake\n"
-                  "       5us  4            wake\n"
+                  "       5us  3            wake (by <tvar a>)\n"
+                  "       5us  1            wake (by <tvar a>)\n"
+                  "       5us  2            wake (by <tvar b>)\n"
+                  "       5us  4            wake (by <tvar b>)\n"
                   "       5us  3            committed\n");
   /* 4 woke twice in all: from its delay, then from the commit */
-  assert_int_equal(count_occurrences(trace, "  4            wake\n"), 2);
+  assert_int_equal(count_occurrences(trace, "  4            wake"), 2);
   assert_int_equal(count_occurrences(trace, "  4            committed\n"), 1);
   assert_int_equal(vm_now(u->vm), 5 * US);
 }
@@ -550,7 +550,7 @@ static void test_commit_yields_only_when_it_wakes(void **state) {
                     "       0ns  main         yield\n"
                     "       0ns  1            retry: blocked on <tvar>\n"
                     "       0ns  main         committed: wrote <tvar>\n"
-                    "       0ns  1            wake\n"
+                    "       0ns  1            wake (by <tvar>)\n"
                     "       0ns  1            committed\n"
                     "       0ns  1            say \"woken\"\n"
                     "       0ns  1            exit\n"

@@ -1,0 +1,193 @@
+/* vm/events.c: the JSON-lines events (--trace-json) and the Chrome
+ * trace-event timeline (--timeline) of small runs. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "unit.h"
+
+/* A VM recording a timeline, and JSON lines into u->trace. */
+static UnitVM *events_vm(bool timeline, bool json) {
+  VMConfig config;
+  vm_config_init(&config);
+  config.timeline = timeline;
+  UnitVM *u = unit_vm_new_with(&config);
+  assert_non_null(u);
+  if (json) {
+    u->config.write_trace_json = unit_write_trace;
+    u->vm->config.write_trace_json = unit_write_trace;
+  }
+  return u;
+}
+
+/* The timeline as written, in a malloc'd string. */
+static char *timeline_text(UnitVM *u) {
+  char *text = NULL;
+  size_t size = 0;
+  FILE *f = open_memstream(&text, &size);
+  assert_non_null(f);
+  assert_true(vm_write_timeline(u->vm, f));
+  assert_int_equal(fclose(f), 0);
+  return text;
+}
+
+static int count(const char *haystack, const char *needle) {
+  int n = 0;
+  for (const char *p = strstr(haystack, needle); p; p = strstr(p + 1, needle)) n++;
+  return n;
+}
+
+#define HEADER                                                                  \
+  "{\"displayTimeUnit\": \"ns\",\n"                                             \
+  "\"otherData\": {\"clock\": \"simulated time, in microseconds\"},\n"         \
+  "\"traceEvents\": [\n"                                                        \
+  "{\"ph\": \"M\", \"pid\": 1, \"name\": \"process_name\", \"args\": {\"name\": \"simvm\"}}"
+
+#define TRACK(tid, name)                                                                                    \
+  ",\n{\"ph\": \"M\", \"pid\": 1, \"tid\": " #tid ", \"name\": \"thread_name\", \"args\": {\"name\": " name \
+  "}},\n{\"ph\": \"M\", \"pid\": 1, \"tid\": " #tid                                                         \
+  ", \"name\": \"thread_sort_index\", \"args\": {\"sort_index\": " #tid "}}"
+
+#define INSTANT(tid, ts, name, detail)                                                              \
+  ",\n{\"ph\": \"i\", \"s\": \"t\", \"pid\": 1, \"tid\": " #tid ", \"ts\": " ts ", \"name\": \"" name \
+  "\", \"args\": {\"detail\": \"" detail "\"}}"
+
+#define SLICE(tid, ts, dur, name) \
+  ",\n{\"ph\": \"X\", \"pid\": 1, \"tid\": " #tid ", \"ts\": " ts ", \"dur\": " dur ", \"name\": \"" name "\"}"
+
+static const char delay_program[] =
+    "main = {\n"
+    "  t <- fork({\n"
+    "    delay(1ms)\n"
+    "    say(\"w\")\n"
+    "  })\n"
+    "  labelThread(t, \"worker\")\n"
+    "  delay(3ms)\n"
+    "  say(\"m\")\n"
+    "}\n";
+
+static void test_timeline_delays(void **state) {
+  (void)state;
+  UnitVM *u = events_vm(true, false);
+  assert_runs_with_output(u, delay_program, "w\nm\n");
+  char *text = timeline_text(u);
+  assert_text_equal(text, HEADER TRACK(0, "\"main\"") TRACK(1, "\"1 (worker)\"")
+                    INSTANT(0, "0.000", "fork", "1")
+                    INSTANT(0, "0.000", "label", "1 \\\"worker\\\"")
+                    INSTANT(0, "0.000", "delay", "3ms")
+                    INSTANT(1, "0.000", "delay", "1ms")
+                    SLICE(1, "0.000", "1000.000", "delayed")
+                    INSTANT(1, "1000.000", "wake", "")
+                    INSTANT(1, "1000.000", "say", "\\\"w\\\"")
+                    INSTANT(1, "1000.000", "exit", "")
+                    SLICE(0, "0.000", "3000.000", "delayed")
+                    INSTANT(0, "3000.000", "wake", "")
+                    INSTANT(0, "3000.000", "say", "\\\"m\\\"")
+                    INSTANT(0, "3000.000", "exit", "")
+                    "\n]}\n");
+  assert_int_equal(count(text, "\"ph\": \"i\""), 10);
+  assert_int_equal(count(text, "\"ph\": \"X\""), 2);
+  assert_int_equal(count(text, "\"ph\": \"i\""), (int)vm_events(u->vm));
+  free(text);
+  unit_vm_free(u);
+}
+
+/* Blocked on an MVar: a "blocked" slice; a thread still delayed when main
+ * ends has its slice closed at the end time; a second run starts afresh. */
+static void test_timeline_blocked_and_open(void **state) {
+  (void)state;
+  UnitVM *u = events_vm(true, false);
+  assert_runs_with_output(u,
+                          "main = {\n"
+                          "  m <- newEmptyMVar()\n"
+                          "  fork({\n"
+                          "    x <- takeMVar(m)\n"
+                          "    say(x)\n"
+                          "  })\n"
+                          "  fork(delay(1s))\n"
+                          "  delay(2500ns)\n"
+                          "  putMVar(m, 1)\n"
+                          "  delay(1us)\n"
+                          "}\n",
+                          "1\n");
+  char *text = timeline_text(u);
+  assert_contains(text, SLICE(1, "0.000", "2.500", "blocked"));
+  assert_contains(text, SLICE(2, "0.000", "3.500", "delayed"));
+  assert_contains(text, SLICE(0, "0.000", "2.500", "delayed") INSTANT(0, "2.500", "wake", ""));
+  assert_contains(text, SLICE(0, "2.500", "1.000", "delayed"));
+  assert_int_equal(count(text, "\"ph\": \"X\""), 4);
+  assert_int_equal(count(text, "\"name\": \"thread_name\""), 3);
+  assert_int_equal(count(text, "\"ph\": \"i\""), (int)vm_events(u->vm));
+  free(text);
+
+  /* run again: the same timeline, not two of them */
+  unit_text_clear(&u->out);
+  assert_status(vm_run(u->vm), SIM_OK, u);
+  char *again = timeline_text(u);
+  assert_int_equal(count(again, "\"name\": \"thread_name\""), 3);
+  assert_int_equal(count(again, "\"ph\": \"X\""), 4);
+  free(again);
+  unit_vm_free(u);
+}
+
+static void test_json_lines(void **state) {
+  (void)state;
+  UnitVM *u = events_vm(false, true);
+  assert_runs_with_output(u, delay_program, "w\nm\n");
+  assert_text_equal(unit_text(&u->trace),
+                    "{\"time_ns\": 0, \"thread\": \"main\", \"label\": null, \"event\": \"fork\", \"detail\": \"1\"}\n"
+                    "{\"time_ns\": 0, \"thread\": \"main\", \"label\": null, \"event\": \"label\", \"detail\": \"1 \\\"worker\\\"\"}\n"
+                    "{\"time_ns\": 0, \"thread\": \"main\", \"label\": null, \"event\": \"delay\", \"detail\": \"3ms\"}\n"
+                    "{\"time_ns\": 0, \"thread\": \"1\", \"label\": \"worker\", \"event\": \"delay\", \"detail\": \"1ms\"}\n"
+                    "{\"time_ns\": 1000000, \"thread\": \"1\", \"label\": \"worker\", \"event\": \"wake\", \"detail\": \"\"}\n"
+                    "{\"time_ns\": 1000000, \"thread\": \"1\", \"label\": \"worker\", \"event\": \"say\", \"detail\": \"\\\"w\\\"\"}\n"
+                    "{\"time_ns\": 1000000, \"thread\": \"1\", \"label\": \"worker\", \"event\": \"exit\", \"detail\": \"\"}\n"
+                    "{\"time_ns\": 3000000, \"thread\": \"main\", \"label\": null, \"event\": \"wake\", \"detail\": \"\"}\n"
+                    "{\"time_ns\": 3000000, \"thread\": \"main\", \"label\": null, \"event\": \"say\", \"detail\": \"\\\"m\\\"\"}\n"
+                    "{\"time_ns\": 3000000, \"thread\": \"main\", \"label\": null, \"event\": \"exit\", \"detail\": \"\"}\n");
+  assert_int_equal(vm_events(u->vm), 10);
+  unit_vm_free(u);
+}
+
+/* events_record directly: "died:" loses its colon, a thread-less event has
+ * a null thread and is left off the timeline, control bytes are escaped. */
+static void test_record_direct(void **state) {
+  (void)state;
+  UnitVM *u = events_vm(true, true);
+  VM *vm = u->vm;
+  vm->gc_paused++;
+  vm->now = 1500;
+  ObjThread *t = thread_new(vm, NULL, UNIT_VAL);
+  ObjThread *c = thread_new(vm, t, UNIT_VAL);
+  c->label = obj_cstring(vm, "a\"b");
+  events_record(vm, c, "died: boom\n");
+  events_record(vm, NULL, "deadlock");
+  events_record(vm, t, "x");
+  assert_text_equal(unit_text(&u->trace),
+                    "{\"time_ns\": 1500, \"thread\": \"1\", \"label\": \"a\\\"b\", \"event\": \"died\", \"detail\": \"boom\\u000a\"}\n"
+                    "{\"time_ns\": 1500, \"thread\": null, \"label\": null, \"event\": \"deadlock\", \"detail\": \"\"}\n"
+                    "{\"time_ns\": 1500, \"thread\": \"main\", \"label\": null, \"event\": \"x\", \"detail\": \"\"}\n");
+  vm->now = 4000;
+  char *text = timeline_text(u);
+  assert_text_equal(text, HEADER TRACK(0, "\"main\"") TRACK(1, "\"1\"")
+                    INSTANT(1, "1.500", "died", "boom\\u000a")
+                    INSTANT(0, "1.500", "x", "")
+                    SLICE(0, "1.500", "2.500", "runnable")
+                    SLICE(1, "1.500", "2.500", "runnable")
+                    "\n]}\n");
+  free(text);
+  vm->gc_paused--;
+  unit_vm_free(u);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_timeline_delays),
+      cmocka_unit_test(test_timeline_blocked_and_open),
+      cmocka_unit_test(test_json_lines),
+      cmocka_unit_test(test_record_direct),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
