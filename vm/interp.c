@@ -321,6 +321,16 @@ static void emit_say(VM *vm, ObjThread *thread, Value what) {
   buf_free(&text);
 }
 
+/* Trace an event followed by a shown value ("throw ThreadKilled"). */
+static void trace_value(VM *vm, ObjThread *thread, const char *event, Value value, bool quote) {
+  if (!traced(vm)) return;
+  Buffer text;
+  buf_init(&text);
+  value_show(&text, value, quote);
+  vm_trace(vm, thread, "%s%s", event, buf_text(&text));
+  buf_free(&text);
+}
+
 /* ---- the loop ---- */
 
 #if defined(__GNUC__) && !defined(SIMVM_SWITCH_DISPATCH)
@@ -411,6 +421,16 @@ SimStatus INTERP_LOOP(VM *vm) {
   do {                                                                                           \
     if (!thread->in_transaction)                                                                 \
       RUNTIME_ERROR("%s outside a transaction: run it with atomically(...)", name);             \
+  } while (0)
+/* Run one of the VM's own prototypes on the top `argc` stack values. */
+#define ENTER_INTERNAL(closure, argc)                                        \
+  do {                                                                     \
+    STORE_FRAME();                                                         \
+    if (!thread_reserve(vm, thread, (closure)->proto->max_slots)) RUNTIME_ERROR("stack overflow"); \
+    if (!thread_push_frame(vm, thread, (closure), thread->sp - (argc)))     \
+      RUNTIME_ERROR("stack overflow (%d nested binds)", THREAD_MAX_FRAMES); \
+    LOAD_FRAME();                                                          \
+    DISPATCH();                                                            \
   } while (0)
 #define CHECK(ok) \
   do {            \
@@ -819,12 +839,7 @@ next_thread:
     Value action = PEEK(0);
     if (!IS_BLOCK_CLOSURE(action) && !IS_ACTION(action))
       RUNTIME_ERROR("atomically needs a transaction to run, not %s", value_type_name(action));
-    STORE_FRAME();
-    if (!thread_reserve(vm, thread, vm->atomically_closure->proto->max_slots)) RUNTIME_ERROR("stack overflow");
-    if (!thread_push_frame(vm, thread, vm->atomically_closure, thread->sp - 1))
-      RUNTIME_ERROR("stack overflow (%d nested binds)", THREAD_MAX_FRAMES);
-    LOAD_FRAME();
-    DISPATCH();
+    ENTER_INTERNAL(vm->atomically_closure, 1);
   }
   CASE(RETRY):
     IN_TRANSACTION("retry");
@@ -837,12 +852,7 @@ next_thread:
     Value right = PEEK(0), left = PEEK(1);
     if ((!IS_BLOCK_CLOSURE(left) && !IS_ACTION(left)) || (!IS_BLOCK_CLOSURE(right) && !IS_ACTION(right)))
       RUNTIME_ERROR("orElse needs two transactions, not %s and %s", value_type_name(left), value_type_name(right));
-    STORE_FRAME();
-    if (!thread_reserve(vm, thread, vm->or_else_closure->proto->max_slots)) RUNTIME_ERROR("stack overflow");
-    if (!thread_push_frame(vm, thread, vm->or_else_closure, thread->sp - 2))
-      RUNTIME_ERROR("stack overflow (%d nested binds)", THREAD_MAX_FRAMES);
-    LOAD_FRAME();
-    DISPATCH();
+    ENTER_INTERNAL(vm->or_else_closure, 2);
   }
   CASE(REGISTER_DELAY): {
     NOT_IN_TRANSACTION("registerDelay");
@@ -977,13 +987,7 @@ next_thread:
     exc = POP();
     PUSH(UNIT_VAL);
     STORE_FRAME();
-    if (traced(vm)) {
-      Buffer text;
-      buf_init(&text);
-      value_show(&text, exc, true);
-      vm_trace(vm, thread, "throw %s", text.data);
-      buf_free(&text);
-    }
+    trace_value(vm, thread, "throw ", exc, true);
     goto throw_exception;
   }
   CASE(CATCH): {
@@ -993,12 +997,7 @@ next_thread:
       RUNTIME_ERROR("catch needs an action to run, not %s", value_type_name(action));
     if (!IS_FUNCTION_CLOSURE(handler) && !IS_BUILTIN(handler))
       RUNTIME_ERROR("catch needs a handler function, not %s", value_type_name(handler));
-    STORE_FRAME();
-    if (!thread_reserve(vm, thread, vm->catch_closure->proto->max_slots)) RUNTIME_ERROR("stack overflow");
-    if (!thread_push_frame(vm, thread, vm->catch_closure, thread->sp - 2))
-      RUNTIME_ERROR("stack overflow (%d nested binds)", THREAD_MAX_FRAMES);
-    LOAD_FRAME();
-    DISPATCH();
+    ENTER_INTERNAL(vm->catch_closure, 2);
   }
   CASE(WITH_MASK): {
     NOT_IN_TRANSACTION("withMaskingState");
@@ -1009,12 +1008,7 @@ next_thread:
     if (!IS_BLOCK_CLOSURE(action) && !IS_ACTION(action))
       RUNTIME_ERROR("withMaskingState needs an action to run, not %s", value_type_name(action));
     PEEK(1) = INT_VAL(state);
-    STORE_FRAME();
-    if (!thread_reserve(vm, thread, vm->mask_closure->proto->max_slots)) RUNTIME_ERROR("stack overflow");
-    if (!thread_push_frame(vm, thread, vm->mask_closure, thread->sp - 2))
-      RUNTIME_ERROR("stack overflow (%d nested binds)", THREAD_MAX_FRAMES);
-    LOAD_FRAME();
-    DISPATCH();
+    ENTER_INTERNAL(vm->mask_closure, 2);
   }
   CASE(GET_MASK): {
     NOT_IN_TRANSACTION("getMaskingState");
@@ -1054,13 +1048,7 @@ next_thread:
     INTERRUPTIBLE_POINT();
     PEEK(0) = UNIT_VAL; /* replaced by the value when a put hands it over */
     mvar_wait(vm, AS_MVAR(target), thread, op == OP_TAKE_MVAR ? BLOCKED_TAKE : BLOCKED_READ, UNIT_VAL);
-    if (traced(vm)) {
-      Buffer text;
-      buf_init(&text);
-      value_show(&text, target, false);
-      vm_trace(vm, thread, "%s blocked on %s", op == OP_TAKE_MVAR ? "takeMVar" : "readMVar", text.data);
-      buf_free(&text);
-    }
+    trace_value(vm, thread, op == OP_TAKE_MVAR ? "takeMVar blocked on " : "readMVar blocked on ", target, false);
     goto next_thread;
   }
   CASE(PUT_MVAR): {
@@ -1077,13 +1065,7 @@ next_thread:
     thread->sp--;
     PEEK(0) = UNIT_VAL;
     mvar_wait(vm, AS_MVAR(target), thread, BLOCKED_PUT, value);
-    if (traced(vm)) {
-      Buffer text;
-      buf_init(&text);
-      value_show(&text, target, false);
-      vm_trace(vm, thread, "putMVar blocked on %s", text.data);
-      buf_free(&text);
-    }
+    trace_value(vm, thread, "putMVar blocked on ", target, false);
     goto next_thread;
   }
   CASE(TRY_TAKE_MVAR): {
@@ -1134,12 +1116,7 @@ next_thread:
     if (!IS_DURATION(limit)) RUNTIME_ERROR("timeout needs a duration, not %s", value_type_name(limit));
     if (!IS_BLOCK_CLOSURE(action) && !IS_ACTION(action))
       RUNTIME_ERROR("timeout needs an action to run, not %s", value_type_name(action));
-    STORE_FRAME();
-    if (!thread_reserve(vm, thread, vm->timeout_closure->proto->max_slots)) RUNTIME_ERROR("stack overflow");
-    if (!thread_push_frame(vm, thread, vm->timeout_closure, thread->sp - 2))
-      RUNTIME_ERROR("stack overflow (%d nested binds)", THREAD_MAX_FRAMES);
-    LOAD_FRAME();
-    DISPATCH();
+    ENTER_INTERNAL(vm->timeout_closure, 2);
   }
 
   CASE(TIMEOUT_ARM): {
@@ -1190,13 +1167,7 @@ next_thread:
   CASE(CATCH_HANDLER): {
     /* slot 2 holds the exception (any, a timeout's interrupt included, as in GHC) */
     exc = PEEK(0);
-    if (traced(vm)) {
-      Buffer text;
-      buf_init(&text);
-      value_show(&text, exc, true);
-      vm_trace(vm, thread, "caught %s", text.data);
-      buf_free(&text);
-    }
+    trace_value(vm, thread, "caught ", exc, true);
     /* handlers run with exceptions masked (at least interruptibly), as in GHC */
     PUSH(INT_VAL(thread->mask == MASK_NONE ? MASK_INTERRUPTIBLE : thread->mask));
     DISPATCH();

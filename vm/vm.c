@@ -87,122 +87,63 @@ static void define_builtins(VM *vm) {
 
 /* ---- the VM's own code ---- */
 
-static void emit(ObjProto *proto, OpCode op) { chunk_write(&proto->chunk, (uint8_t)op, 0); }
-
-static ObjClosure *internal_closure(VM *vm, const char *name, int max_slots) {
+/* A closure of the VM's own code: `code` is raw bytecode; `handler` is the
+ * offset of its exception handler (or -1), which starts with the stack
+ * `handler_depth` deep and the exception pushed. */
+static ObjClosure *internal(VM *vm, const char *name, int max_slots, const uint8_t *code, int length, int handler,
+                            int handler_depth) {
   ObjProto *proto = obj_proto(vm, PROTO_INTERNAL, "<vm>", 0);
   proto->name = obj_cstring(vm, name);
   proto->max_slots = max_slots;
+  for (int i = 0; i < length; i++) chunk_write(&proto->chunk, code[i], 0);
+  proto->handler = handler;
+  proto->handler_depth = handler_depth;
   return obj_closure(vm, proto, 0);
 }
 
+#define INTERNAL(vm, name, slots, handler, depth, ...)                                             \
+  internal((vm), (name), (slots), (const uint8_t[]){__VA_ARGS__},                                  \
+           (int)sizeof((const uint8_t[]){__VA_ARGS__}), (handler), (depth))
+
 /* Every thread's base frame: slot 0 holds the thread's action. */
-static ObjClosure *make_entry(VM *vm) {
-  ObjClosure *closure = internal_closure(vm, "<thread>", 2);
-  emit(closure->proto, OP_BIND);
-  emit(closure->proto, OP_THREAD_EXIT);
-  return closure;
-}
+static ObjClosure *make_entry(VM *vm) { return INTERNAL(vm, "<thread>", 2, -1, 0, OP_BIND, OP_THREAD_EXIT); }
 
 /* timeout(d, act): slots 0 and 1 hold d and act, slot 2 the armed timeout. */
 static ObjClosure *make_timeout(VM *vm) {
-  ObjClosure *closure = internal_closure(vm, "timeout", 5);
-  ObjProto *proto = closure->proto;
-  emit(proto, OP_TIMEOUT_ARM);
-  emit(proto, OP_GET_LOCAL);
-  chunk_write(&proto->chunk, 1, 0);
-  emit(proto, OP_BIND);
-  emit(proto, OP_TIMEOUT_DISARM);
-  emit(proto, OP_RETURN);
-  proto->handler = proto->chunk.count;
-  proto->handler_depth = 3;
-  emit(proto, OP_TIMEOUT_CATCH);
-  return closure;
+  return INTERNAL(vm, "timeout", 5, 6, 3, OP_TIMEOUT_ARM, OP_GET_LOCAL, 1, OP_BIND, OP_TIMEOUT_DISARM, OP_RETURN,
+                  /* 6: handler */ OP_TIMEOUT_CATCH);
 }
 
 /* catch(act, handler): slots 0 and 1 hold them; the handler's code starts
  * with the exception in slot 2, and runs handler(e) under WITH_MASK. */
 static ObjClosure *make_catch(VM *vm) {
-  ObjClosure *closure = internal_closure(vm, "catch", 6);
-  ObjProto *proto = closure->proto;
-  emit(proto, OP_GET_LOCAL);
-  chunk_write(&proto->chunk, 0, 0);
-  emit(proto, OP_BIND);
-  emit(proto, OP_RETURN);
-  proto->handler = proto->chunk.count;
-  proto->handler_depth = 2;
-  emit(proto, OP_CATCH_HANDLER);
-  emit(proto, OP_GET_LOCAL);
-  chunk_write(&proto->chunk, 1, 0);
-  emit(proto, OP_GET_LOCAL);
-  chunk_write(&proto->chunk, 2, 0);
-  emit(proto, OP_CALL);
-  chunk_write(&proto->chunk, 1, 0);
-  emit(proto, OP_WITH_MASK);
-  emit(proto, OP_RETURN);
-  return closure;
+  return INTERNAL(vm, "catch", 6, 4, 2, OP_GET_LOCAL, 0, OP_BIND, OP_RETURN,
+                  /* 4: handler */ OP_CATCH_HANDLER, OP_GET_LOCAL, 1, OP_GET_LOCAL, 2, OP_CALL, 1, OP_WITH_MASK,
+                  OP_RETURN);
 }
 
 /* withMaskingState(state, act): slot 0 the state (an int), slot 1 the
  * action, slot 2 the state to restore. */
 static ObjClosure *make_mask(VM *vm) {
-  ObjClosure *closure = internal_closure(vm, "withMaskingState", 5);
-  ObjProto *proto = closure->proto;
-  emit(proto, OP_MASK_PUSH);
-  emit(proto, OP_GET_LOCAL);
-  chunk_write(&proto->chunk, 1, 0);
-  emit(proto, OP_BIND);
-  emit(proto, OP_MASK_POP);
-  emit(proto, OP_RETURN);
-  proto->handler = proto->chunk.count;
-  proto->handler_depth = 3;
-  emit(proto, OP_MASK_UNWIND);
-  return closure;
+  return INTERNAL(vm, "withMaskingState", 5, 6, 3, OP_MASK_PUSH, OP_GET_LOCAL, 1, OP_BIND, OP_MASK_POP, OP_RETURN,
+                  /* 6: handler */ OP_MASK_UNWIND);
 }
 
 /* atomically(stm): slot 0 the transaction; the handler sees the exception in slot 1. */
 static ObjClosure *make_atomically(VM *vm) {
-  ObjClosure *closure = internal_closure(vm, "atomically", 4);
-  ObjProto *proto = closure->proto;
-  emit(proto, OP_TX_BEGIN);
-  emit(proto, OP_GET_LOCAL);
-  chunk_write(&proto->chunk, 0, 0);
-  emit(proto, OP_BIND);
-  emit(proto, OP_TX_COMMIT);
-  emit(proto, OP_RETURN);
-  proto->handler = proto->chunk.count;
-  proto->handler_depth = 1;
-  emit(proto, OP_TX_ABORT);
-  return closure;
+  return INTERNAL(vm, "atomically", 4, 6, 1, OP_TX_BEGIN, OP_GET_LOCAL, 0, OP_BIND, OP_TX_COMMIT, OP_RETURN,
+                  /* 6: handler */ OP_TX_ABORT);
 }
 
 /* orElse(a, b): slots 0 and 1 the branches, slot 2 the undo-log mark. */
 static ObjClosure *make_or_else(VM *vm) {
-  ObjClosure *closure = internal_closure(vm, "orElse", 6);
-  ObjProto *proto = closure->proto;
-  emit(proto, OP_TX_MARK);
-  emit(proto, OP_GET_LOCAL);
-  chunk_write(&proto->chunk, 0, 0);
-  emit(proto, OP_BIND);
-  emit(proto, OP_RETURN);
-  proto->handler = proto->chunk.count;
-  proto->handler_depth = 3;
-  emit(proto, OP_OR_ELSE_CATCH);
-  emit(proto, OP_GET_LOCAL);
-  chunk_write(&proto->chunk, 1, 0);
-  emit(proto, OP_BIND);
-  emit(proto, OP_RETURN);
-  return closure;
+  return INTERNAL(vm, "orElse", 6, 5, 3, OP_TX_MARK, OP_GET_LOCAL, 0, OP_BIND, OP_RETURN,
+                  /* 5: handler */ OP_OR_ELSE_CATCH, OP_GET_LOCAL, 1, OP_BIND, OP_RETURN);
 }
 
 /* -O0's heap continuations: slot 0 holds the continuation; the bound action
  * runs as if this frame had bound it, then RESUME rebuilds the frame. */
-static ObjClosure *make_resume(VM *vm) {
-  ObjClosure *closure = internal_closure(vm, "<continuation>", 3);
-  emit(closure->proto, OP_BIND);
-  emit(closure->proto, OP_RESUME);
-  return closure;
-}
+static ObjClosure *make_resume(VM *vm) { return INTERNAL(vm, "<continuation>", 3, -1, 0, OP_BIND, OP_RESUME); }
 
 VM *vm_new(const VMConfig *config) {
   VM *vm = calloc(1, sizeof *vm);
