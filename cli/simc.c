@@ -88,7 +88,7 @@ int main(int argc, char **argv) {
     Buffer out;
     buf_init(&out);
     for (int i = prelude ? 0 : first_user_module; i < vm->module_inits.count; i++)
-      debug_list_proto(&out, AS_CLOSURE(vm->module_inits.values[i])->proto);
+      debug_list_proto(&out, AS_CLOSURE(vm->module_inits.values[i])->proto, vm);
     if (out.data) fputs(out.data, stdout);
     buf_free(&out);
   }

@@ -253,6 +253,7 @@ static void end_fn(Compiler *c, FnState *fn, Loc loc) {
     }
   }
   c->fn = fn->enclosing;
+  c->line = loc.line; /* the closure is made where the function is written */
   if (c->fn) emit_u16(c, OP_CLOSURE, make_constant(c, OBJ_VAL(proto), loc));
 }
 

@@ -30,6 +30,8 @@ typedef struct {
   int depth;                /* may exceed the array; only the top matters */
   bool has_peek;            /* a token is stashed behind an inserted ';' */
   int peek_kind;
+  bool inserted;            /* the last token returned is an inserted ';' */
+  int end_line, end_col;    /* just after the last token returned      */
 } Lexer;
 
 /* Start lexing `length` bytes at `text`; text[length] must be NUL. */

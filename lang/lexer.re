@@ -326,10 +326,19 @@ int lexer_next(Lexer *lx, Parser *p, YYSTYPE *value, YYLTYPE *loc) {
       p->peek_value = *value;
       p->peek_loc = *loc;
       lx->last_token = ';';
+      lx->inserted = true;
+      /* the line's end: just after the token before it */
+      loc->first_line = loc->last_line = lx->end_line;
+      loc->first_column = loc->last_column = lx->end_col;
       return ';';
     }
   }
+  lx->inserted = false;
   track_brackets(lx, kind, loc);
   lx->last_token = kind;
+  if (!lx->has_peek) {
+    lx->end_line = lx->line;
+    lx->end_col = (int)(lx->cursor - lx->line_start) + 1;
+  }
   return kind;
 }

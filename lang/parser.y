@@ -4,7 +4,7 @@
  * docs/LANGUAGE.md. */
 %require "3.6"
 %define api.pure full
-%define parse.error detailed
+%define parse.error custom
 %define parse.lac full
 %locations
 %expect 0
@@ -46,15 +46,15 @@ int lexer_next(Lexer *lexer, Parser *p, YYSTYPE *value, YYLTYPE *loc);
 }
 
 %code {
+#include <stdio.h>
 #include <string.h>
 
 static int yylex(YYSTYPE *value, YYLTYPE *loc, Parser *p) { return lexer_next(&p->lexer, p, value, loc); }
 
-/* Bison's message, plus the bracket left open when that is the likely cause:
- * a ( [ or #{ opened on an earlier line, or any bracket at the end of input
- * (blocks span lines, so an open { alone says nothing). */
-static void yyerror(YYLTYPE *loc, Parser *p, const char *message) {
-  if (strcmp(message, "memory exhausted") == 0) message = "nested too deeply (more than 10000 levels)";
+/* Report `message` at `loc`, adding the bracket left open when that is the
+ * likely cause: a ( [ or #{ opened on an earlier line, or any bracket at
+ * the end of input (blocks span lines, so an open { alone says nothing). */
+static void report(Parser *p, const YYLTYPE *loc, const char *message) {
   int line, col;
   const char *open = lexer_open_bracket(&p->lexer, &line, &col);
   bool at_end = p->lexer.last_token == YYEOF;
@@ -63,6 +63,11 @@ static void yyerror(YYLTYPE *loc, Parser *p, const char *message) {
                message, open, line, col);
   else
     diag_error(p->diag, p->source, loc->first_line, loc->first_column, "%s", message);
+}
+
+static void yyerror(YYLTYPE *loc, Parser *p, const char *message) {
+  if (strcmp(message, "memory exhausted") == 0) message = "nested too deeply (more than 10000 levels)";
+  report(p, loc, message);
 }
 
 #define LOC(l) ((Loc){(l).first_line, (l).first_column})
@@ -254,3 +259,29 @@ field_list
   ;
 
 %%
+
+/* Syntax errors in the user's terms: a ';' the lexer inserted is the end of
+ * a line, and an 'if' that still wants its 'else' says so. */
+static int yyreport_syntax_error(const yypcontext_t *ctx, Parser *p) {
+  yysymbol_kind_t expected[YYNTOKENS];
+  int count = yypcontext_expected_tokens(ctx, expected, YYNTOKENS);
+  yysymbol_kind_t lookahead = yypcontext_token(ctx);
+  char text[512];
+  int n = snprintf(text, sizeof text, "syntax error");
+  if (lookahead != YYSYMBOL_YYEMPTY) {
+    const char *name = yysymbol_name(lookahead);
+    if (lookahead == YYSYMBOL_YYEOF) name = "end of file";
+    else if (p->lexer.inserted && strcmp(name, "';'") == 0) name = "end of line";
+    n += snprintf(text + n, sizeof text - (size_t)n, ", unexpected %s", name);
+  }
+  bool wants_else = false;
+  for (int i = 0; i < count; i++) wants_else |= expected[i] == YYSYMBOL_ELSE;
+  if (count > 0 && count <= 4) {
+    for (int i = 0; i < count && n < (int)sizeof text; i++)
+      n += snprintf(text + n, sizeof text - (size_t)n, "%s%s", i ? " or " : ", expecting ", yysymbol_name(expected[i]));
+  }
+  if (wants_else && n < (int)sizeof text)
+    snprintf(text + n, sizeof text - (size_t)n, " ('if c then a' needs 'else b': write 'when(c, a)' for an action)");
+  report(p, yypcontext_location(ctx), text);
+  return 0;
+}

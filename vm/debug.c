@@ -2,7 +2,7 @@
 
 #include <stdio.h>
 
-int debug_instruction(Buffer *out, const ObjProto *proto, int offset) {
+int debug_instruction(Buffer *out, const ObjProto *proto, int offset, const VM *vm) {
   const Chunk *chunk = &proto->chunk;
   uint8_t op = chunk->code[offset];
   if (op >= OP_COUNT) {
@@ -22,8 +22,17 @@ int debug_instruction(Buffer *out, const ObjProto *proto, int offset) {
   if (info->operand == OPERAND_U16) operand = (chunk->code[offset + 1] << 8) | chunk->code[offset + 2];
   if (operand >= 0) buf_printf(out, " %5d", operand);
   switch (op) {
-    case OP_CONST:
     case OP_CLOSURE:
+      if (operand < chunk->constants.count && IS_PROTO(chunk->constants.values[operand])) {
+        const ObjProto *inner = AS_PROTO(chunk->constants.values[operand]);
+        buf_printf(out, "    ; %s (%s:%d)", inner->name ? inner->name->chars : "?", inner->file, inner->line);
+      }
+      break;
+    case OP_GET_GLOBAL:
+    case OP_DEFINE_GLOBAL:
+      if (vm && operand < vm->globals.count) buf_printf(out, "    ; %s", vm->global_info[operand].name->chars);
+      break;
+    case OP_CONST:
     case OP_FIELD:
       if (operand < chunk->constants.count) {
         buf_append(out, "    ; ", 6);
@@ -44,16 +53,16 @@ int debug_instruction(Buffer *out, const ObjProto *proto, int offset) {
   return offset + opcode_size(op);
 }
 
-void debug_list_proto(Buffer *out, const ObjProto *proto) {
+void debug_list_proto(Buffer *out, const ObjProto *proto, const VM *vm) {
   static const char *kinds[] = {"function", "action function", "block", "script", "internal"};
   buf_printf(out, "%s %s (%s:%d): %d param%s, %d slots, %d upvalue%s, %d constants, %d bytes\n",
              kinds[proto->kind], proto->name ? proto->name->chars : "?", proto->file, proto->line, proto->arity,
              proto->arity == 1 ? "" : "s", proto->max_slots, proto->upvalue_count,
              proto->upvalue_count == 1 ? "" : "s", proto->chunk.constants.count, proto->chunk.count);
-  for (int offset = 0; offset < proto->chunk.count;) offset = debug_instruction(out, proto, offset);
+  for (int offset = 0; offset < proto->chunk.count;) offset = debug_instruction(out, proto, offset, vm);
   buf_append(out, "\n", 1);
   for (int i = 0; i < proto->chunk.constants.count; i++) {
     Value constant = proto->chunk.constants.values[i];
-    if (IS_PROTO(constant)) debug_list_proto(out, AS_PROTO(constant));
+    if (IS_PROTO(constant)) debug_list_proto(out, AS_PROTO(constant), vm);
   }
 }

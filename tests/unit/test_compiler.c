@@ -534,7 +534,7 @@ static void test_debug_listing(void **state) {
   const ObjProto *f = find_proto(init->proto, "f");
   Buffer out;
   buf_init(&out);
-  debug_list_proto(&out, f);
+  debug_list_proto(&out, f, NULL);
   assert_non_null(out.data);
   assert_contains(out.data, "DELAY");
   assert_contains(out.data, "SAY");

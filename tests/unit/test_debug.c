@@ -28,7 +28,7 @@ static void test_compiled_function(void **state) {
   assert_true(IS_CLOSURE(add));
   Buffer out;
   buf_init(&out);
-  debug_list_proto(&out, AS_CLOSURE(add)->proto);
+  debug_list_proto(&out, AS_CLOSURE(add)->proto, NULL);
   assert_text_equal(buf_text(&out),
                     "action function add (test.sim:1): 2 params, 6 slots, 0 upvalues, 2 constants, 23 bytes\n"
                     "  0000    2  GET_LOCAL           1\n"
@@ -46,10 +46,10 @@ static void test_compiled_function(void **state) {
   /* one instruction at a time: each returns the next offset */
   buf_free(&out);
   const ObjProto *proto = AS_CLOSURE(add)->proto;
-  assert_int_equal(debug_instruction(&out, proto, 0), 2);
-  assert_int_equal(debug_instruction(&out, proto, 4), 5);
-  assert_int_equal(debug_instruction(&out, proto, 5), 7);
-  assert_int_equal(debug_instruction(&out, proto, 11), 14);
+  assert_int_equal(debug_instruction(&out, proto, 0, NULL), 2);
+  assert_int_equal(debug_instruction(&out, proto, 4, NULL), 5);
+  assert_int_equal(debug_instruction(&out, proto, 5, NULL), 7);
+  assert_int_equal(debug_instruction(&out, proto, 11, NULL), 14);
   assert_text_equal(buf_text(&out),
                     "  0000    2  GET_LOCAL           1\n"
                     "  0004    |  ADD            \n"
@@ -99,10 +99,10 @@ static void test_hand_made(void **state) {
   chunk_write(&p->chunk, 0, 6); /* one operand byte of two */
   Buffer out;
   buf_init(&out);
-  debug_list_proto(&out, p);
+  debug_list_proto(&out, p, NULL);
   assert_text_equal(buf_text(&out),
                     "script <top level> (m.sim:1): 1 param, 3 slots, 0 upvalues, 2 constants, 18 bytes\n"
-                    "  0000    1  CLOSURE             0    ; <prototype>\n"
+                    "  0000    1  CLOSURE             0    ; <block> (m.sim:4)\n"
                     "  0003    2  FIELD               1    ; \"x\\ty\"\n"
                     "  0006    |  FIELD             300\n"
                     "  0009    3  ACTION             57\n"
@@ -118,8 +118,8 @@ static void test_hand_made(void **state) {
   assert_int_equal(builtin_count, 57);
   buf_free(&out);
   /* the truncated instruction ends the listing; the bad byte is one byte */
-  assert_int_equal(debug_instruction(&out, p, 16), 18);
-  assert_int_equal(debug_instruction(&out, p, 14), 15);
+  assert_int_equal(debug_instruction(&out, p, 16, NULL), 18);
+  assert_int_equal(debug_instruction(&out, p, 14, NULL), 15);
   assert_text_equal(buf_text(&out), "  0016    6  CONST           <truncated>\n  0014    5  <bad opcode 255>\n");
   buf_free(&out);
   vm->gc_paused--;
