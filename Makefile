@@ -2,6 +2,15 @@
 # All outputs go under build/ (generated lexer, parser and prelude included).
 
 CC      ?= cc
+# make V=1 shows every command; by default a short line per step
+V       ?= 0
+ifeq ($(V),0)
+Q       := @
+SAY     = @printf '  %-7s %s\n'
+else
+Q       :=
+SAY     = @true
+endif
 PREFIX  ?= /usr/local
 BUILD   ?= build
 CFLAGS  ?= -O2 -g
@@ -35,52 +44,64 @@ $(DEPS_OK):
 
 $(BUILD)/gen/parser.c $(BUILD)/gen/parser.h: lang/parser.y | $(DEPS_OK)
 	@mkdir -p $(BUILD)/gen
-	bison -Wall -Werror -o $(BUILD)/gen/parser.c --header=$(BUILD)/gen/parser.h $<
+	$(SAY) BISON $<
+	$(Q)bison -Wall -Werror -o $(BUILD)/gen/parser.c --header=$(BUILD)/gen/parser.h $<
 
 $(BUILD)/gen/lexer.c: lang/lexer.re $(BUILD)/gen/parser.h | $(DEPS_OK)
 	@mkdir -p $(BUILD)/gen
-	re2c -W -Werror --no-generation-date -o $@ $<
+	$(SAY) RE2C $<
+	$(Q)re2c -W -Werror --no-generation-date -o $@ $<
 
 $(BUILD)/embed: tools/embed.c
 	@mkdir -p $(BUILD)
-	$(CC) -O1 -o $@ $<
+	$(SAY) CC $<
+	$(Q)$(CC) -O1 -o $@ $<
 
 $(BUILD)/gen/prelude.c: stdlib/prelude.sim $(BUILD)/embed
 	@mkdir -p $(BUILD)/gen
-	$(BUILD)/embed prelude $< $@
+	$(SAY) EMBED $<
+	$(Q)$(BUILD)/embed prelude $< $@
 
 # ---- objects: every core object also depends on the generated parser header ----
 
 $(BUILD)/obj/%.o: %.c $(BUILD)/gen/parser.h
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+	$(SAY) CC $<
+	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(BUILD)/gen/parser.h
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Wno-unused-function -MMD -MP -c -o $@ $<
+	$(SAY) CC $<
+	$(Q)$(CC) $(ALL_CFLAGS) -Wno-unused-function -MMD -MP -c -o $@ $<
 
 $(BUILD)/obj/%.switch.o: %.c $(BUILD)/gen/parser.h
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -DSIMVM_SWITCH_DISPATCH -MMD -MP -c -o $@ $<
+	$(SAY) CC '$< (switch)'
+	$(Q)$(CC) $(ALL_CFLAGS) -DSIMVM_SWITCH_DISPATCH -MMD -MP -c -o $@ $<
 
 $(BUILD)/obj/gen/%.switch.o: $(BUILD)/gen/%.c $(BUILD)/gen/parser.h
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Wno-unused-function -DSIMVM_SWITCH_DISPATCH -MMD -MP -c -o $@ $<
+	$(SAY) CC '$< (switch)'
+	$(Q)$(CC) $(ALL_CFLAGS) -Wno-unused-function -DSIMVM_SWITCH_DISPATCH -MMD -MP -c -o $@ $<
 
 $(BUILD)/simvm: $(CORE_OBJ) $(BUILD)/obj/cli/simvm.o
-	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+	$(SAY) LINK $@
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/simvm-switch: $(SWITCH_OBJ) $(BUILD)/obj/cli/simvm.switch.o
-	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+	$(SAY) LINK $@
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/simc: $(CORE_OBJ) $(BUILD)/obj/cli/simc.o
-	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+	$(SAY) LINK $@
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
 
 # ---- tests ----
 
 $(BUILD)/tests/%: tests/unit/%.c $(CORE_OBJ) tests/unit/unit.h
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(CORE_OBJ) -lcmocka $(LDLIBS)
+	$(SAY) CC $<
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(CORE_OBJ) -lcmocka $(LDLIBS)
 
 unit-test: $(UNIT_TESTS)
 	@sh tests/run_unit.sh $(UNIT_TESTS)
@@ -95,7 +116,7 @@ test: all unit-test script-test
 # their own build tree, with the collector running at every allocation for
 # the unit tests' GC checks.
 asan test-asan:
-	$(MAKE) BUILD=build/asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" test
+	$(MAKE) --no-print-directory BUILD=build/asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" test
 
 # Times every benchmark program (never part of the tests): bench/RESULTS.md.
 bench: $(BUILD)/simvm
