@@ -127,13 +127,15 @@ static SimStatus run_repeated(VM *vm, uint64_t runs, double *wall) {
   return status;
 }
 
-static bool write_profile_file(VM *vm, const char *path, char format, double wall) {
+/* Write an output file after the run: format 'j' or 'f' a profile (see
+ * vm_write_profile), 'l' the timeline. Reports a failure. */
+static bool write_output_file(VM *vm, const char *path, char format, double wall) {
   FILE *file = fopen(path, "w");
   if (!file) {
     fprintf(stderr, "simvm: cannot write '%s': %s\n", path, strerror(errno));
     return false;
   }
-  bool ok = vm_write_profile(vm, file, format, wall);
+  bool ok = format == 'l' ? vm_write_timeline(vm, file) : vm_write_profile(vm, file, format, wall);
   if (fclose(file) != 0) ok = false;
   if (!ok) fprintf(stderr, "simvm: cannot write '%s': %s\n", path, strerror(errno));
   return ok;
@@ -251,18 +253,12 @@ int main(int argc, char **argv) {
   if (config.profile && (status == SIM_OK || status == SIM_FAILED || status == SIM_DEADLOCK || status == SIM_LIMIT)) {
     fflush(stdout);
     if (!profile_json && !profile_folded) vm_write_profile(vm, stderr, 't', wall);
-    if (profile_json && !write_profile_file(vm, profile_json, 'j', wall)) status = SIM_USAGE;
-    if (profile_folded && !write_profile_file(vm, profile_folded, 'f', wall)) status = SIM_USAGE;
+    if (profile_json && !write_output_file(vm, profile_json, 'j', wall)) status = SIM_USAGE;
+    if (profile_folded && !write_output_file(vm, profile_folded, 'f', wall)) status = SIM_USAGE;
   }
-  if (timeline_path && status != SIM_COMPILE_ERROR && status != SIM_USAGE) {
-    FILE *file = fopen(timeline_path, "w");
-    bool ok = file && vm_write_timeline(vm, file);
-    if (file && fclose(file) != 0) ok = false;
-    if (!ok) {
-      fprintf(stderr, "simvm: cannot write '%s': %s\n", timeline_path, strerror(errno));
-      status = SIM_USAGE;
-    }
-  }
+  if (timeline_path && status != SIM_COMPILE_ERROR && status != SIM_USAGE &&
+      !write_output_file(vm, timeline_path, 'l', wall))
+    status = SIM_USAGE;
   if (trace_json_file && fclose(trace_json_file) != 0) {
     fprintf(stderr, "simvm: cannot write '%s': %s\n", trace_json_path, strerror(errno));
     status = SIM_USAGE;
