@@ -45,7 +45,7 @@ static const char usage_text[] =
     "  --version          show the version\n"
     "\n"
     "exit status:\n"
-    "  0  main finished            3  compile error\n"
+    "  0  main finished            3  compile error, bad bytecode\n"
     "  1  main failed (uncaught    4  deadlock\n"
     "     exception or error)      5  a --max-... limit reached\n"
     "  2  usage error or unreadable file\n"
