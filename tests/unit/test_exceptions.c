@@ -13,13 +13,6 @@
 
 #define US 1000
 
-static int setup_traced(void **state) {
-  VMConfig config;
-  vm_config_init(&config);
-  config.trace = true;
-  *state = unit_vm_new_with(&config);
-  return *state ? 0 : -1;
-}
 
 /* ---- masking state around mask and withMaskingState ---- */
 
@@ -613,22 +606,22 @@ static void test_kill_runnable_thread(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_mask_restored_on_normal_exit, unit_setup_vm, unit_teardown_vm),
-      cmocka_unit_test_setup_teardown(test_mask_trace, setup_traced, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_mask_trace, unit_setup_vm_traced, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_mask_restored_by_exception, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_uncaught_exception_in_mask, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_handler_masking_state, unit_setup_vm, unit_teardown_vm),
-      cmocka_unit_test_setup_teardown(test_handler_not_interrupted, setup_traced, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_handler_not_interrupted, unit_setup_vm_traced, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_catch_inside_mask, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_nested_catch_rethrow, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_rethrown_to_the_top, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_unwound_timeouts_cancel_timers, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_pending_timeout_withdrawn_when_unwound, unit_setup_vm, unit_teardown_vm),
-      cmocka_unit_test_setup_teardown(test_pending_raised_on_unmask, setup_traced, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_pending_raised_on_unmask, unit_setup_vm_traced, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_pending_raised_by_restore, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_pending_raised_at_blocking_operation, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_masked_target_blocks_thrower, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_blocked_thrower_in_deadlock_report, unit_setup_vm, unit_teardown_vm),
-      cmocka_unit_test_setup_teardown(test_thrower_woken_when_target_ends, setup_traced, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_thrower_woken_when_target_ends, unit_setup_vm_traced, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_waiting_thrower_killed_withdraws, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_interrupted_thrower_not_woken_later, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_interrupted_throw_to_withdrawn, unit_setup_vm, unit_teardown_vm),

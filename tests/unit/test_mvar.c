@@ -17,22 +17,7 @@
 
 /* ---- fixtures and helpers for the direct tests ---- */
 
-/* A VM whose collector never runs: the direct tests hold objects in C locals. */
-static int setup_direct(void **state) {
-  UnitVM *u = unit_vm_new();
-  if (!u) return -1;
-  u->vm->gc_paused++;
-  *state = u;
-  return 0;
-}
 
-static int setup_traced(void **state) {
-  VMConfig config;
-  vm_config_init(&config);
-  config.trace = true;
-  *state = unit_vm_new_with(&config);
-  return *state ? 0 : -1;
-}
 
 /* Marks a thread's result slot, to see whether a hand-off wrote it. */
 #define UNTOUCHED INT_VAL(-999)
@@ -550,15 +535,15 @@ static void test_program_type_errors(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_takers_served_fifo, setup_direct, unit_teardown_vm),
-      cmocka_unit_test_setup_teardown(test_take_refills_from_first_putter, setup_direct, unit_teardown_vm),
-      cmocka_unit_test_setup_teardown(test_readers_served_before_first_taker, setup_direct, unit_teardown_vm),
-      cmocka_unit_test_setup_teardown(test_readers_only_leave_the_value, setup_direct, unit_teardown_vm),
-      cmocka_unit_test_setup_teardown(test_try_operations, setup_direct, unit_teardown_vm),
-      cmocka_unit_test_setup_teardown(test_cancel_wait_head_middle_tail, setup_direct, unit_teardown_vm),
-      cmocka_unit_test_setup_teardown(test_cancel_putter, setup_direct, unit_teardown_vm),
-      cmocka_unit_test_setup_teardown(test_queues_are_per_mvar, setup_direct, unit_teardown_vm),
-      cmocka_unit_test_setup_teardown(test_program_takers_fifo, setup_traced, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_takers_served_fifo, unit_setup_vm_direct, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_take_refills_from_first_putter, unit_setup_vm_direct, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_readers_served_before_first_taker, unit_setup_vm_direct, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_readers_only_leave_the_value, unit_setup_vm_direct, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_try_operations, unit_setup_vm_direct, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_cancel_wait_head_middle_tail, unit_setup_vm_direct, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_cancel_putter, unit_setup_vm_direct, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_queues_are_per_mvar, unit_setup_vm_direct, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_program_takers_fifo, unit_setup_vm_traced, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_program_putters_fifo, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_program_readers_and_takers, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_program_try_operations, unit_setup_vm, unit_teardown_vm),

@@ -14,13 +14,6 @@
 #define US 1000
 #define MS 1000000
 
-static int setup_traced(void **state) {
-  VMConfig config;
-  vm_config_init(&config);
-  config.trace = true;
-  *state = unit_vm_new_with(&config);
-  return *state ? 0 : -1;
-}
 
 /* ---- the run queue ---- */
 
@@ -370,7 +363,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_simulated_time, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_wake_in_time_order, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_computation_takes_no_time, unit_setup_vm, unit_teardown_vm),
-      cmocka_unit_test_setup_teardown(test_same_instant_trace, setup_traced, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_same_instant_trace, unit_setup_vm_traced, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_timeouts, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_nested_timeouts, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_timeouts_in_two_threads, unit_setup_vm, unit_teardown_vm),
@@ -380,7 +373,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_kill_self_in_main, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_kill_inside_timeout, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_thread_ids, unit_setup_vm, unit_teardown_vm),
-      cmocka_unit_test_setup_teardown(test_main_end_drops_threads, setup_traced, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_main_end_drops_threads, unit_setup_vm_traced, unit_teardown_vm),
       cmocka_unit_test(test_max_time),
       cmocka_unit_test_setup_teardown(test_deadline_saturates, unit_setup_vm, unit_teardown_vm),
   };

@@ -17,22 +17,7 @@
 
 /* ---- fixtures and helpers for the direct tests ---- */
 
-/* A VM whose collector never runs: the direct tests hold objects in C locals. */
-static int setup_direct(void **state) {
-  UnitVM *u = unit_vm_new();
-  if (!u) return -1;
-  u->vm->gc_paused++;
-  *state = u;
-  return 0;
-}
 
-static int setup_traced(void **state) {
-  VMConfig config;
-  vm_config_init(&config);
-  config.trace = true;
-  *state = unit_vm_new_with(&config);
-  return *state ? 0 : -1;
-}
 
 /* The root thread ("main") and its children "1", "2", ... (never queued, never run). */
 static ObjThread *new_thread(VM *vm, ObjThread *parent) { return thread_new(vm, parent, UNIT_VAL); }
@@ -711,23 +696,23 @@ static void test_transaction_boundaries(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_rollback_to_mark_restores_in_reverse, setup_direct, unit_teardown_vm),
-      cmocka_unit_test_setup_teardown(test_nested_marks, setup_direct, unit_teardown_vm),
-      cmocka_unit_test_setup_teardown(test_long_undo_log, setup_direct, unit_teardown_vm),
-      cmocka_unit_test_setup_teardown(test_read_set_holds_each_tvar_once, setup_direct, unit_teardown_vm),
-      cmocka_unit_test_setup_teardown(test_read_set_grows, setup_direct, unit_teardown_vm),
-      cmocka_unit_test_setup_teardown(test_block_registers_waiters, setup_direct, unit_teardown_vm),
-      cmocka_unit_test_setup_teardown(test_cancel_wait_keeps_lists_consistent, setup_direct, unit_teardown_vm),
-      cmocka_unit_test_setup_teardown(test_commit_wakes_in_block_order_once, setup_direct, unit_teardown_vm),
-      cmocka_unit_test_setup_teardown(test_commit_without_waiters, setup_direct, unit_teardown_vm),
-      cmocka_unit_test_setup_teardown(test_reblocked_thread_orders_by_new_block, setup_direct, unit_teardown_vm),
-      cmocka_unit_test_setup_teardown(test_wake_readers_order, setup_direct, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_rollback_to_mark_restores_in_reverse, unit_setup_vm_direct, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_nested_marks, unit_setup_vm_direct, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_long_undo_log, unit_setup_vm_direct, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_read_set_holds_each_tvar_once, unit_setup_vm_direct, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_read_set_grows, unit_setup_vm_direct, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_block_registers_waiters, unit_setup_vm_direct, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_cancel_wait_keeps_lists_consistent, unit_setup_vm_direct, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_commit_wakes_in_block_order_once, unit_setup_vm_direct, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_commit_without_waiters, unit_setup_vm_direct, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_reblocked_thread_orders_by_new_block, unit_setup_vm_direct, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_wake_readers_order, unit_setup_vm_direct, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_or_else_rollback, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_retry_rolls_back_and_waits_on_both_branches, unit_setup_vm, unit_teardown_vm),
-      cmocka_unit_test_setup_teardown(test_retry_wake_order, setup_traced, unit_teardown_vm),
-      cmocka_unit_test_setup_teardown(test_commit_yields_only_when_it_wakes, setup_traced, unit_teardown_vm),
-      cmocka_unit_test_setup_teardown(test_exception_rolls_back, setup_traced, unit_teardown_vm),
-      cmocka_unit_test_setup_teardown(test_uncaught_exception_in_transaction, setup_traced, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_retry_wake_order, unit_setup_vm_traced, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_commit_yields_only_when_it_wakes, unit_setup_vm_traced, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_exception_rolls_back, unit_setup_vm_traced, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_uncaught_exception_in_transaction, unit_setup_vm_traced, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_register_delay, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_timeout_leaves_waiters, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_retry_on_nothing_deadlocks, unit_setup_vm, unit_teardown_vm),

@@ -137,6 +137,24 @@ static inline int unit_setup_vm_O0(void **state) {
   *state = unit_vm_new_opt(0);
   return *state ? 0 : -1;
 }
+/* A VM tracing into u->trace. */
+static inline int unit_setup_vm_traced(void **state) {
+  VMConfig config;
+  vm_config_init(&config);
+  config.trace = true;
+  *state = unit_vm_new_with(&config);
+  return *state ? 0 : -1;
+}
+
+/* A VM whose collector never runs: for tests that hold objects in C locals. */
+static inline int unit_setup_vm_direct(void **state) {
+  UnitVM *u = unit_vm_new();
+  if (!u) return -1;
+  u->vm->gc_paused++;
+  *state = u;
+  return 0;
+}
+
 static inline int unit_teardown_vm(void **state) {
   unit_vm_free(*state);
   *state = NULL;
