@@ -30,19 +30,7 @@ static ObjThread *new_thread(VM *vm, ObjThread *parent) {
   return t;
 }
 
-static void ids_into(Buffer *buf, ObjThread *const *threads, int count) {
-  for (int i = 0; i < count; i++) {
-    if (i) buf_append(buf, " ", 1);
-    thread_id(buf, threads[i]);
-  }
-}
 
-static const char *static_text(Buffer *buf) {
-  static char text[256];
-  snprintf(text, sizeof text, "%s", buf_text(buf));
-  buf_free(buf);
-  return text;
-}
 
 /* The ids of a wait queue, head first, after checking its links: each
  * thread's prev is the one before it, the head's prev and the tail's next
@@ -62,29 +50,11 @@ static const char *queue_ids(ObjThread *head, ObjThread *tail, const char *file,
     print_error("wait queue: the tail is not the last thread\n");
     _fail(file, line);
   }
-  Buffer buf;
-  buf_init(&buf);
-  ids_into(&buf, threads, count);
-  return static_text(&buf);
+  return unit_thread_ids(threads, count);
 }
 #define takers(m) queue_ids((m)->takers_head, (m)->takers_tail, __FILE__, __LINE__)
 #define putters(m) queue_ids((m)->putters_head, (m)->putters_tail, __FILE__, __LINE__)
 
-/* The threads of the run queue, front first. */
-static const char *run_queue_ids(VM *vm) {
-  ObjThread *threads[64];
-  RunQueue *q = &vm->run_queue;
-  assert_true(q->count <= 64);
-  for (int i = 0; i < q->count; i++) {
-    RunEntry *entry = &q->items[(q->head + i) & (q->capacity - 1)];
-    assert_null(entry->timeout);
-    threads[i] = entry->thread;
-  }
-  Buffer buf;
-  buf_init(&buf);
-  ids_into(&buf, threads, q->count);
-  return static_text(&buf);
-}
 
 static void assert_int_value(Value v, int64_t expected) {
   assert_true(IS_INT(v));
@@ -138,7 +108,7 @@ static void test_takers_served_fifo(void **state) {
   assert_string_equal(takers(m), "");
   assert_null(m->takers_head);
   assert_null(m->takers_tail);
-  assert_string_equal(run_queue_ids(vm), "1 2 3");
+  assert_string_equal(unit_run_queue_ids(vm), "1 2 3");
 
   /* nobody waits: the value stays, and a second put is refused */
   assert_true(mvar_try_put(vm, m, INT_VAL(40)));
@@ -173,7 +143,7 @@ static void test_take_refills_from_first_putter(void **state) {
     assert_int_value(m->value, i + 1);
   }
   assert_string_equal(putters(m), "");
-  assert_string_equal(run_queue_ids(vm), "1 2 3");
+  assert_string_equal(unit_run_queue_ids(vm), "1 2 3");
   assert_woken(p1);
   assert_true(IS_UNIT(p1->sp[-1]));
   assert_true(IS_UNIT(p3->wait_value));
@@ -204,7 +174,7 @@ static void test_readers_served_before_first_taker(void **state) {
   assert_string_equal(takers(m), "1 2 3 4 5 6");
 
   assert_true(mvar_try_put(vm, m, INT_VAL(7)));
-  assert_string_equal(run_queue_ids(vm), "2 4 6 1");
+  assert_string_equal(unit_run_queue_ids(vm), "2 4 6 1");
   assert_string_equal(takers(m), "3 5");
   assert_false(m->full);
   assert_int_value(t[1]->sp[-1], 7);
@@ -219,7 +189,7 @@ static void test_readers_served_before_first_taker(void **state) {
   ObjThread *late = new_thread(vm, root); /* 7 */
   mvar_wait(vm, m, late, BLOCKED_READ, UNIT_VAL);
   assert_true(mvar_try_put(vm, m, INT_VAL(8)));
-  assert_string_equal(run_queue_ids(vm), "2 4 6 1 7 3");
+  assert_string_equal(unit_run_queue_ids(vm), "2 4 6 1 7 3");
   assert_string_equal(takers(m), "5");
   assert_int_value(late->sp[-1], 8);
   assert_int_value(t[2]->sp[-1], 8);
@@ -241,7 +211,7 @@ static void test_readers_only_leave_the_value(void **state) {
   assert_int_value(r1->sp[-1], 5);
   assert_int_value(r2->sp[-1], 5);
   assert_string_equal(takers(m), "");
-  assert_string_equal(run_queue_ids(vm), "1 2");
+  assert_string_equal(unit_run_queue_ids(vm), "1 2");
 }
 
 /* ---- try operations ---- */
@@ -340,7 +310,7 @@ static void test_cancel_putter(void **state) {
   assert_true(mvar_try_take(vm, m, &out));
   assert_int_value(out, 0);
   assert_int_value(m->value, 3);
-  assert_string_equal(run_queue_ids(vm), "3");
+  assert_string_equal(unit_run_queue_ids(vm), "3");
   assert_string_equal(putters(m), "");
   assert_true(mvar_try_take(vm, m, &out));
   assert_int_value(out, 3);
@@ -360,7 +330,7 @@ static void test_queues_are_per_mvar(void **state) {
   assert_string_equal(takers(a), "1 3");
   assert_string_equal(takers(b), "2");
   assert_true(mvar_try_put(vm, b, INT_VAL(1)));
-  assert_string_equal(run_queue_ids(vm), "2");
+  assert_string_equal(unit_run_queue_ids(vm), "2");
   assert_string_equal(takers(a), "1 3");
   mvar_cancel_wait(t1);
   assert_string_equal(takers(a), "3");

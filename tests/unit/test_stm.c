@@ -30,33 +30,9 @@ static int64_t tvar_int(const ObjTVar *tvar) {
 }
 
 /* The ids of a list of threads, space-separated, into a static buffer. */
-static const char *ids(ObjThread *const *threads, int count) {
-  static char text[256];
-  Buffer buf;
-  buf_init(&buf);
-  for (int i = 0; i < count; i++) {
-    if (i) buf_append(&buf, " ", 1);
-    thread_id(&buf, threads[i]);
-  }
-  snprintf(text, sizeof text, "%s", buf_text(&buf));
-  buf_free(&buf);
-  return text;
-}
 
-static const char *waiter_ids(const ObjTVar *tvar) { return ids(tvar->waiters, tvar->waiter_count); }
+static const char *waiter_ids(const ObjTVar *tvar) { return unit_thread_ids(tvar->waiters, tvar->waiter_count); }
 
-/* The threads of the run queue, front first. */
-static const char *run_queue_ids(VM *vm) {
-  ObjThread *threads[64];
-  RunQueue *q = &vm->run_queue;
-  assert_true(q->count <= 64);
-  for (int i = 0; i < q->count; i++) {
-    RunEntry *entry = &q->items[(q->head + i) & (q->capacity - 1)];
-    assert_null(entry->timeout);
-    threads[i] = entry->thread;
-  }
-  return ids(threads, q->count);
-}
 
 /* Block `thread` in retry after a transaction that read `tvars` in order. */
 static void block_on(VM *vm, ObjThread *thread, ObjTVar **tvars, int count) {
@@ -321,7 +297,7 @@ static void test_commit_wakes_in_block_order_once(void **state) {
   int woken = stm_commit(vm, committer);
 
   assert_int_equal(woken, 3);
-  assert_string_equal(run_queue_ids(vm), "3 1 2");
+  assert_string_equal(unit_run_queue_ids(vm), "3 1 2");
   assert_int_equal(tvar_int(a), 3);
   assert_int_equal(tvar_int(b), 4);
   assert_int_equal(a->waiter_count, 0);
@@ -366,7 +342,7 @@ static void test_commit_without_waiters(void **state) {
   stm_begin(vm, committer);
   stm_write(vm, committer, a, INT_VAL(0));
   assert_int_equal(stm_commit(vm, committer), 1);
-  assert_string_equal(run_queue_ids(vm), "1");
+  assert_string_equal(unit_run_queue_ids(vm), "1");
   assert_int_equal(a->waiter_count, 0);
 }
 
@@ -386,7 +362,7 @@ static void test_reblocked_thread_orders_by_new_block(void **state) {
   block_on(vm, t3, onlya, 1);
   ObjTVar *both[] = {a, b};
   assert_int_equal(stm_wake_readers(vm, both, 2), 3);
-  assert_string_equal(run_queue_ids(vm), "1 2 1 3");
+  assert_string_equal(unit_run_queue_ids(vm), "1 2 1 3");
 }
 
 /* stm_wake_readers (registerDelay's path) orders by block order, not by the
@@ -403,7 +379,7 @@ static void test_wake_readers_order(void **state) {
   block_on(vm, t1, onlyc, 1);
   ObjTVar *written[] = {c, a, b};
   assert_int_equal(stm_wake_readers(vm, written, 3), 3);
-  assert_string_equal(run_queue_ids(vm), "2 3 1");
+  assert_string_equal(unit_run_queue_ids(vm), "2 3 1");
   assert_int_equal(stm_wake_readers(vm, written, 3), 0);
   assert_int_equal(vm->run_queue.count, 3);
 }

@@ -128,6 +128,34 @@ static inline void unit_vm_free(UnitVM *u) {
   free(u);
 }
 
+/* Thread ids separated by spaces ("main 1 2"), in a static buffer that is
+ * valid until the next call. */
+static inline const char *unit_thread_ids(ObjThread *const *threads, int count) {
+  static char text[256];
+  Buffer buf;
+  buf_init(&buf);
+  for (int i = 0; i < count; i++) {
+    if (i) buf_append(&buf, " ", 1);
+    thread_id(&buf, threads[i]);
+  }
+  snprintf(text, sizeof text, "%s", buf_text(&buf));
+  buf_free(&buf);
+  return text;
+}
+
+/* The threads of the run queue, front first (no timeout interrupts in it). */
+static inline const char *unit_run_queue_ids(VM *vm) {
+  ObjThread *threads[64];
+  RunQueue *q = &vm->run_queue;
+  assert_true(q->count <= 64);
+  for (int i = 0; i < q->count; i++) {
+    RunEntry *entry = &q->items[(q->head + i) & (q->capacity - 1)];
+    assert_null(entry->timeout);
+    threads[i] = entry->thread;
+  }
+  return unit_thread_ids(threads, q->count);
+}
+
 /* cmocka fixtures: a fresh default VM (or -O0 VM) in *state. */
 static inline int unit_setup_vm(void **state) {
   *state = unit_vm_new();
