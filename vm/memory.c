@@ -122,6 +122,7 @@ static void mark_roots(VM *vm, GrayStack *gray) {
   mark_obj(gray, (Obj *)vm->main_thread);
   mark_obj(gray, (Obj *)vm->current);
   mark_value(gray, vm->result);
+  mark_value(gray, vm->main_action);
   for (ObjThread *t = vm->live; t; t = t->live_next) mark_obj(gray, (Obj *)t);
   for (int i = 0; i < vm->run_queue.count; i++) {
     RunEntry *entry = &vm->run_queue.items[(vm->run_queue.head + i) & (vm->run_queue.capacity - 1)];
@@ -285,17 +286,43 @@ void gc_collect(VM *vm) {
   free(gray.items);
   table_remove_unmarked(&vm->strings);
   sweep(vm);
-  vm->next_gc = vm->bytes_allocated * GC_GROWTH;
-  if (vm->next_gc < GC_FIRST_THRESHOLD) vm->next_gc = GC_FIRST_THRESHOLD;
+  /* the old generation is never traced again: only the young heap counts */
+  size_t young = vm->bytes_allocated - vm->old_bytes;
+  vm->next_gc = vm->old_bytes + (young * GC_GROWTH < GC_FIRST_THRESHOLD ? GC_FIRST_THRESHOLD : young * GC_GROWTH);
   vm->stats.gc_seconds += wall_seconds() - started;
 }
 
-void gc_free_all(VM *vm) {
-  Obj *obj = vm->objects;
+static void free_list(VM *vm, Obj *obj) {
   while (obj) {
     Obj *next = obj->next;
     free_object(vm, obj);
     obj = next;
   }
+}
+
+void gc_promote(VM *vm) {
+  Obj *obj = vm->objects;
+  while (obj) {
+    Obj *next = obj->next;
+    obj->marked = true; /* for good: marking stops at it, the sweep never sees it */
+    obj->next = vm->old_objects;
+    vm->old_objects = obj;
+    vm->old_bytes += object_size(obj);
+    obj = next;
+  }
   vm->objects = NULL;
+}
+
+void gc_free_young(VM *vm) {
+  for (Obj *obj = vm->objects; obj; obj = obj->next)
+    if (obj->type == OBJ_STRING) table_delete(&vm->strings, (ObjString *)obj);
+  free_list(vm, vm->objects);
+  vm->objects = NULL;
+  vm->next_gc = vm->bytes_allocated + GC_FIRST_THRESHOLD;
+}
+
+void gc_free_all(VM *vm) {
+  free_list(vm, vm->objects);
+  free_list(vm, vm->old_objects);
+  vm->objects = vm->old_objects = NULL;
 }

@@ -44,7 +44,9 @@ struct VM {
   VMConfig config;
 
   /* heap */
-  Obj *objects;
+  Obj *objects;            /* the young generation (vm/memory.h)        */
+  Obj *old_objects;        /* the old generation: the loaded program    */
+  size_t old_bytes;        /* of it                                     */
   size_t bytes_allocated;
   size_t next_gc;
   int gc_paused;           /* > 0 while the compiler builds protos      */
@@ -71,7 +73,9 @@ struct VM {
   ObjClosure *resume_closure;   /* -O0: [BIND, RESUME] stands for a heap continuation */
   ObjException *retry_signal;   /* raised by retry(), caught by orElse/atomically */
   ObjException *thread_killed;  /* the ThreadKilled exception value               */
-  int main_global;         /* index of `main`, or -1                    */
+  int modules_run;         /* module_inits whose top level has run (the load) */
+  uint64_t load_steps;     /* instructions the load took                */
+  Value main_action;       /* what a run's main thread runs; UNDEFINED until the first run */
 
   /* scheduler */
   int64_t now;             /* simulated nanoseconds                     */
@@ -105,6 +109,10 @@ int vm_declare_global(VM *vm, ObjString *name, int arity, const char *file, int 
 
 /* The index of the global `name` currently visible, or -1. */
 int vm_find_global(VM *vm, ObjString *name);
+
+/* Forget the last run (its threads, timers and young heap), if any. The
+ * loader calls it before compiling more code into a VM that has run. */
+void vm_discard_run(VM *vm);
 
 /* Report a formatted message on write_error. */
 void vm_report(VM *vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

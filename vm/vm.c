@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../compiler/loader.h"
+#include "memory.h"
 #include "interp.h"
 #include "sched.h"
 #include "state.h"
@@ -153,8 +154,8 @@ VM *vm_new(const VMConfig *config) {
   const char *stress = getenv("SIMVM_GC_STRESS");
   vm->gc_stress = stress && *stress && strcmp(stress, "0") != 0;
   vm->optimize = config->opt_level > 0;
-  vm->main_global = -1;
   vm->result = UNIT_VAL;
+  vm->main_action = UNDEFINED_VAL;
   table_init(&vm->strings);
   table_init(&vm->global_index);
   value_array_init(&vm->globals);
@@ -208,32 +209,70 @@ void vm_free(VM *vm) {
 
 /* ---- running ---- */
 
-/* Forget the previous run: its threads, timers and top-level values go, and
- * a collection leaves the heap as it was after loading, so every run starts
- * from the same state and gives the same counts. */
-static void reset_run(VM *vm) {
+/* `code` as the body of a new block closure of the VM's own (line 0). */
+static ObjClosure *boot_closure(VM *vm, const char *name, const Chunk *code) {
+  ObjProto *proto = obj_proto(vm, PROTO_BLOCK, "<vm>", 0);
+  proto->name = obj_cstring(vm, name);
+  proto->max_slots = 3;
+  proto->chunk = *code;
+  return obj_closure(vm, proto, 0);
+}
+
+static void emit_u16(Chunk *chunk, OpCode op, int operand) {
+  chunk_write(chunk, (uint8_t)op, 0);
+  chunk_write(chunk, (uint8_t)(operand >> 8), 0);
+  chunk_write(chunk, (uint8_t)operand, 0);
+}
+
+/* The action a run's main thread starts with: `main` itself when it is an
+ * action, or a closure that calls `fn main()` and runs what it returns.
+ * Found after the load, since main is a top-level value. False (reported)
+ * when no script defines a main without parameters. */
+static bool find_main(VM *vm, int *index) {
+  ObjString *name = obj_cstring(vm, "main");
+  *index = vm_find_global(vm, name);
+  if (*index < 0 || vm->global_info[*index].builtin) {
+    vm_report(vm, "%s: error: the program defines no 'main' (write `main = { ... }`)\n", vm->config.program);
+    return false;
+  }
+  const GlobalInfo *info = &vm->global_info[*index];
+  if (info->arity > 0) {
+    vm_report(vm, "%s:%d: error: 'main' must take no parameters (read arguments with args())\n", info->file,
+              info->line);
+    return false;
+  }
+  return true;
+}
+
+static Value main_action(VM *vm, int index) {
+  if (vm->global_info[index].arity < 0) return vm->globals.values[index];
+  Chunk code;
+  chunk_init(&code);
+  emit_u16(&code, OP_GET_GLOBAL, index);
+  chunk_write(&code, OP_CALL, 0);
+  chunk_write(&code, 0, 0);
+  chunk_write(&code, OP_TAIL_BIND, 0);
+  chunk_write(&code, OP_RETURN, 0);
+  return OBJ_VAL(boot_closure(vm, "<boot>", &code));
+}
+
+/* Empty the scheduler: the threads, timers and run queue a run left. */
+static void reset_scheduler(VM *vm) {
   while (vm->live) thread_release(vm, vm->live);
   for (int i = 0; i < vm->timers.count; i++) vm->timers.items[i]->heap_index = -1;
   vm->timers.count = 0;
   vm->run_queue.count = 0;
   vm->run_queue.head = 0;
-  for (int i = 0; i < vm->globals.count; i++)
-    if (!vm->global_info[i].builtin) vm->globals.values[i] = UNDEFINED_VAL;
   vm->main_thread = vm->current = NULL;
   vm->result = UNIT_VAL;
-  vm->heap_exceeded = false;
-  vm->timer_seq = vm->transaction_counter = vm->block_counter = 0;
-  gc_collect(vm);
 }
 
-SimStatus vm_run(VM *vm) {
-  if (vm->main_thread) reset_run(vm);
-  vm->gc_paused++;
-  ObjClosure *boot = loader_boot_action(vm);
-  vm->gc_paused--;
-  if (!boot) return SIM_COMPILE_ERROR;
+/* Start a simulation at time 0 with a main thread running `action`. */
+static SimStatus simulate(VM *vm, Value action) {
   vm->now = 0;
   vm->steps = 0;
+  vm->heap_exceeded = false;
+  vm->timer_seq = vm->transaction_counter = vm->block_counter = 0;
   memset(&vm->stats, 0, sizeof vm->stats);
   timeline_free(vm);
   vm->thread_serial = 0;
@@ -241,10 +280,66 @@ SimStatus vm_run(VM *vm) {
     profile_free(vm->profile);
     vm->profile = profile_new();
   }
-  vm->main_thread = thread_new(vm, NULL, OBJ_VAL(boot));
+  vm->main_thread = thread_new(vm, NULL, action);
   sched_enqueue(vm, vm->main_thread);
-  SimStatus status = interp_run(vm);
-  return status;
+  return interp_run(vm);
+}
+
+/* The load: every module's top level not yet run, in load order, on a main
+ * thread of its own at time 0 (so its errors read as a run's), unprofiled
+ * and untraced (top levels only compute values: nothing to trace). Then one
+ * full collection, and what survives becomes the old generation every run
+ * shares. */
+static SimStatus load_program(VM *vm) {
+  Chunk code;
+  chunk_init(&code);
+  for (int i = vm->modules_run; i < vm->module_inits.count; i++) {
+    emit_u16(&code, OP_CONST, chunk_add_constant(&code, vm->module_inits.values[i]));
+    chunk_write(&code, OP_BIND, 0);
+    chunk_write(&code, OP_POP, 0);
+  }
+  chunk_write(&code, OP_UNIT, 0);
+  chunk_write(&code, OP_RETURN, 0);
+  vm->gc_paused++;
+  ObjClosure *load = boot_closure(vm, "<load>", &code);
+  vm->gc_paused--;
+  VMConfig config = vm->config;
+  vm->config.trace = vm->config.timeline = vm->config.profile = false;
+  vm->config.write_trace_json = NULL;
+  profile_free(vm->profile);
+  vm->profile = NULL;
+  SimStatus status = simulate(vm, OBJ_VAL(load));
+  vm->config = config;
+  vm->load_steps += vm->steps;
+  reset_scheduler(vm);
+  if (status != SIM_OK) return status;
+  vm->modules_run = vm->module_inits.count;
+  gc_collect(vm);
+  gc_promote(vm);
+  return SIM_OK;
+}
+
+void vm_discard_run(VM *vm) {
+  if (!vm->main_thread) return;
+  reset_scheduler(vm);
+  gc_free_young(vm);
+}
+
+SimStatus vm_run(VM *vm) {
+  vm_discard_run(vm);
+  int index;
+  if (!find_main(vm, &index)) return SIM_COMPILE_ERROR;
+  if (vm->modules_run < vm->module_inits.count) {
+    SimStatus status = load_program(vm);
+    if (status != SIM_OK) return status;
+  }
+  if (IS_UNDEFINED(vm->main_action)) {
+    vm->gc_paused++;
+    vm->main_action = main_action(vm, index);
+    vm->gc_paused--;
+    gc_promote(vm);
+  }
+  return simulate(vm, vm->main_action);
 }
 
 Value vm_result(VM *vm) { return vm->result; }

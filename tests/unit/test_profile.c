@@ -218,7 +218,7 @@ static void test_folded_stacks(void **state) {
   }
   assert_int_equal(total, vm_steps(u->vm));
   assert_non_null(strstr(folded, "\n1 (w);<thread>;worker;fib "));
-  assert_non_null(strstr(folded, "main;<thread>;<boot>"));
+  assert_non_null(strstr(folded, "\nmain;<thread>;main "));
   free(folded);
   unit_vm_free(u);
 }
