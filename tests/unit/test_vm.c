@@ -267,9 +267,70 @@ static void test_import_errors(void **state) {
   unit_vm_free(v);
 }
 
+/* Load once, run many: each run of one loaded program is a fresh simulation.
+ * Thread ids, the clock, timers, TVars and MVars, the trace, the counters and
+ * the heap start anew; the top-level values are shared and unchanged. */
+static const char *fresh_program =
+    "counter = newTVar(0)\n" /* an action at top level: each run makes its own TVar */
+    "names = [\"a\", \"b\"]\n"
+    "fn bump(v) = atomically(modifyTVar(v, fn(x) => x + 1))\n"
+    "main = {\n"
+    "  v <- counter\n"
+    "  m <- newMVar(names)\n"
+    "  t <- fork({ delay(3ms); bump(v) })\n"
+    "  bump(v)\n"
+    "  delay(5ms)\n"
+    "  n <- readTVarIO(v)\n"
+    "  xs <- takeMVar(m)\n"
+    "  me <- myThreadId()\n"
+    "  now0 <- now()\n"
+    "  say(show(t) ++ \" \" ++ show(me) ++ \" \" ++ show(n) ++ \" \" ++ show(xs) ++ \" \" ++ show(now0))\n"
+    "  r <- timeout(1ms, delay(2ms))\n"
+    "  say(r)\n"
+    "}\n";
+
+static void test_runs_are_fresh(void **state) {
+  (void)state;
+  VMConfig config;
+  vm_config_init(&config);
+  config.trace = true;
+  UnitVM *u = unit_vm_new_with(&config);
+  assert_status(unit_load(u, fresh_program), SIM_OK, u);
+  char *first_trace = NULL;
+  uint64_t steps = 0, events = 0;
+  size_t heap = 0;
+  for (int run = 0; run < 3; run++) {
+    unit_text_clear(&u->trace);
+    assert_status(vm_run(u->vm), SIM_OK, u);
+    assert_non_null(u->vm->objects); /* the run's own objects, young */
+    assert_int_equal(vm_now(u->vm), 6000000);
+    if (run == 0) {
+      first_trace = strdup(unit_text(&u->trace));
+      steps = vm_steps(u->vm);
+      events = vm_events(u->vm);
+      assert_contains(first_trace, "say \"1 main 2 [\\\"a\\\", \\\"b\\\"] 5ms\"");
+      assert_contains(first_trace, "say \"none\"");
+    } else {
+      assert_text_equal(unit_text(&u->trace), first_trace);
+      assert_int_equal(vm_steps(u->vm), steps);
+      assert_int_equal(vm_events(u->vm), events);
+    }
+    vm_discard_run(u->vm); /* what the next run does first */
+    assert_null(u->vm->objects);
+    assert_null(u->vm->live);
+    if (run == 0) heap = u->vm->bytes_allocated;
+    assert_int_equal(u->vm->bytes_allocated, heap);
+    assert_int_equal(u->vm->bytes_allocated, u->vm->old_bytes);
+  }
+  assert_text_equal(unit_text(&u->err), "");
+  free(first_trace);
+  unit_vm_free(u);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_config_defaults),
+      cmocka_unit_test(test_runs_are_fresh),
       cmocka_unit_test(test_no_callbacks),
       cmocka_unit_test_setup_teardown(test_fresh_vm_state, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test(test_say_callback_shape),
