@@ -36,11 +36,9 @@ Obj *gc_alloc(VM *vm, size_t size, ObjType type) {
   vm->stats.allocations++;
   vm->stats.bytes_allocated += size;
   if (vm->bytes_allocated > vm->stats.peak_heap) vm->stats.peak_heap = vm->bytes_allocated;
-  Obj *obj = xrealloc(NULL, size);
+  Obj *obj = heap_alloc(&vm->heap, size);
   obj->type = type;
   obj->marked = false;
-  obj->next = vm->objects;
-  vm->objects = obj;
   return obj;
 }
 
@@ -136,6 +134,7 @@ static void blacken(GrayStack *gray, Obj *obj) {
   switch (obj->type) {
     case OBJ_STRING:
     case OBJ_BUILTIN:
+    case OBJ_FREE:
       break;
     case OBJ_CONS:
       mark_value(gray, ((ObjCons *)obj)->head);
@@ -224,12 +223,13 @@ static size_t object_size(Obj *obj) {
     case OBJ_MVAR: return sizeof(ObjMVar);
     case OBJ_TVAR: return sizeof(ObjTVar);
     case OBJ_CONTINUATION: return sizeof(ObjContinuation) + (size_t)((ObjContinuation *)obj)->count * sizeof(Value);
+    case OBJ_FREE: break;
   }
   return 0;
 }
 
-static void free_object(VM *vm, Obj *obj) {
-  vm->bytes_allocated -= object_size(obj);
+/* Release what a dead object owns besides its own storage (the heap takes that). */
+static void finalize(VM *vm, Obj *obj) {
   switch (obj->type) {
     case OBJ_PROTO: {
       ObjProto *proto = (ObjProto *)obj;
@@ -254,21 +254,18 @@ static void free_object(VM *vm, Obj *obj) {
     default:
       break;
   }
-  free(obj);
 }
 
-static void sweep(VM *vm) {
-  Obj **link = &vm->objects;
-  while (*link) {
-    Obj *obj = *link;
-    if (obj->marked) {
-      obj->marked = false;
-      link = &obj->next;
-    } else {
-      *link = obj->next;
-      free_object(vm, obj);
-    }
+/* The sweep's verdict on one young object. */
+static bool sweep_object(void *ctx, Obj *obj) {
+  if (obj->marked) {
+    obj->marked = false;
+    return false;
   }
+  VM *vm = ctx;
+  vm->bytes_allocated -= object_size(obj);
+  finalize(vm, obj);
+  return true;
 }
 
 static double wall_seconds(void) {
@@ -285,44 +282,47 @@ void gc_collect(VM *vm) {
   while (gray.count > 0) blacken(&gray, gray.items[--gray.count]);
   free(gray.items);
   table_remove_unmarked(&vm->strings);
-  sweep(vm);
+  heap_sweep(&vm->heap, sweep_object, vm);
   /* the old generation is never traced again: only the young heap counts */
   size_t young = vm->bytes_allocated - vm->old_bytes;
   vm->next_gc = vm->old_bytes + (young * GC_GROWTH < GC_FIRST_THRESHOLD ? GC_FIRST_THRESHOLD : young * GC_GROWTH);
   vm->stats.gc_seconds += wall_seconds() - started;
 }
 
-static void free_list(VM *vm, Obj *obj) {
-  while (obj) {
-    Obj *next = obj->next;
-    free_object(vm, obj);
-    obj = next;
-  }
+/* Promotion: marked for good, so marking stops at it and no sweep frees it. */
+static bool promote_object(void *ctx, Obj *obj) {
+  VM *vm = ctx;
+  obj->marked = true;
+  vm->old_bytes += object_size(obj);
+  return false;
 }
 
 void gc_promote(VM *vm) {
-  Obj *obj = vm->objects;
-  while (obj) {
-    Obj *next = obj->next;
-    obj->marked = true; /* for good: marking stops at it, the sweep never sees it */
-    obj->next = vm->old_objects;
-    vm->old_objects = obj;
-    vm->old_bytes += object_size(obj);
-    obj = next;
-  }
-  vm->objects = NULL;
+  heap_each(&vm->heap, true, promote_object, vm);
+  heap_promote(&vm->heap);
+}
+
+/* A young object of a finished run, about to be forgotten. */
+static bool discard_object(void *ctx, Obj *obj) {
+  VM *vm = ctx;
+  if (obj->type == OBJ_STRING) table_delete(&vm->strings, (ObjString *)obj);
+  else finalize(vm, obj);
+  return true;
 }
 
 void gc_free_young(VM *vm) {
-  for (Obj *obj = vm->objects; obj; obj = obj->next)
-    if (obj->type == OBJ_STRING) table_delete(&vm->strings, (ObjString *)obj);
-  free_list(vm, vm->objects);
-  vm->objects = NULL;
-  vm->next_gc = vm->bytes_allocated + GC_FIRST_THRESHOLD;
+  heap_each(&vm->heap, true, discard_object, vm);
+  heap_reset_young(&vm->heap);
+  vm->bytes_allocated = vm->old_bytes;
+  vm->next_gc = vm->old_bytes + GC_FIRST_THRESHOLD;
+}
+
+static bool free_object(void *ctx, Obj *obj) {
+  finalize(ctx, obj);
+  return true;
 }
 
 void gc_free_all(VM *vm) {
-  free_list(vm, vm->objects);
-  free_list(vm, vm->old_objects);
-  vm->objects = vm->old_objects = NULL;
+  heap_each(&vm->heap, false, free_object, vm);
+  heap_free(&vm->heap);
 }

@@ -25,13 +25,15 @@ typedef enum {
   OBJ_EXCEPTION, /* ThreadKilled, runtime errors                         */
   OBJ_MVAR,      /* a synchronising box, full or empty (vm/mvar.c)       */
   OBJ_TVAR,      /* a transactional variable (vm/stm.c)                  */
-  OBJ_CONTINUATION /* -O0: the rest of a block, copied to the heap by a bind */
+  OBJ_CONTINUATION, /* -O0: the rest of a block, copied to the heap by a bind */
+  OBJ_FREE         /* internal: a dead slot of the heap (vm/heap.h), never a value */
 } ObjType;
 
+/* Every object's header. Objects never move; the heap finds them by
+ * walking its blocks, so the header holds no list link. */
 struct Obj {
   ObjType type;
-  bool marked;
-  struct Obj *next;   /* all objects, for the sweep */
+  bool marked;        /* reached by the current collection, or old (vm/memory.h) */
 };
 
 typedef struct {

@@ -4,6 +4,7 @@
 #define SIMVM_STATE_H
 
 #include "buffer.h"
+#include "heap.h"
 #include "memory.h"
 #include "opcodes.h"
 #include "profile.h"
@@ -44,9 +45,8 @@ struct VM {
   VMConfig config;
 
   /* heap */
-  Obj *objects;            /* the young generation (vm/memory.h)        */
-  Obj *old_objects;        /* the old generation: the loaded program    */
-  size_t old_bytes;        /* of it                                     */
+  Heap heap;               /* both generations (vm/heap.h, vm/memory.h) */
+  size_t old_bytes;        /* of the old generation: the loaded program */
   size_t bytes_allocated;
   size_t next_gc;
   int gc_paused;           /* > 0 while the compiler builds protos      */

@@ -7,9 +7,6 @@
 
 #include "state.h"
 
-#define INITIAL_STACK 32
-#define INITIAL_FRAMES 8
-
 ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   gc_push_root(vm, action);
   ObjThread *thread = (ObjThread *)gc_alloc(vm, sizeof(ObjThread), OBJ_THREAD);
@@ -18,13 +15,12 @@ ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   thread->child_number = parent ? ++parent->next_child : 0;
   thread->next_child = 0;
   thread->label = NULL;
-  thread->stack_capacity = INITIAL_STACK;
-  thread->stack = xrealloc(NULL, INITIAL_STACK * sizeof(Value));
+  thread->stack_capacity = THREAD_INLINE_STACK;
+  thread->stack = thread->inline_stack;
   thread->sp = thread->stack;
-  thread->frame_capacity = INITIAL_FRAMES;
-  thread->frames = xrealloc(NULL, INITIAL_FRAMES * sizeof(CallFrame));
+  thread->frame_capacity = THREAD_INLINE_FRAMES;
+  thread->frames = thread->inline_frames;
   thread->frame_count = 0;
-  gc_account(vm, (ptrdiff_t)(INITIAL_STACK * sizeof(Value) + INITIAL_FRAMES * sizeof(CallFrame)));
   thread->state = THREAD_RUNNABLE;
   thread->blocked_on = BLOCKED_NONE;
   thread->delay_timer.heap_index = -1;
@@ -63,6 +59,27 @@ ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   return thread;
 }
 
+/* Move an array to `new_size` bytes of malloc'd storage; one still inside
+ * the thread object (`inline_array`) is copied out, not reallocated. */
+static void *grow(void *array, void *inline_array, size_t old_size, size_t new_size) {
+  if (array != inline_array) return xrealloc(array, new_size);
+  void *moved = xrealloc(NULL, new_size);
+  memcpy(moved, array, old_size);
+  return moved;
+}
+
+/* Free the stacks if they have left the thread object; account for them. */
+static void free_stacks(VM *vm, ObjThread *thread) {
+  if (thread->stack != thread->inline_stack) {
+    gc_account(vm, -(ptrdiff_t)((thread->stack_capacity - THREAD_INLINE_STACK) * (ptrdiff_t)sizeof(Value)));
+    free(thread->stack);
+  }
+  if (thread->frames != thread->inline_frames) {
+    gc_account(vm, -(ptrdiff_t)((thread->frame_capacity - THREAD_INLINE_FRAMES) * (ptrdiff_t)sizeof(CallFrame)));
+    free(thread->frames);
+  }
+}
+
 bool thread_reserve(VM *vm, ObjThread *thread, int needed) {
   ptrdiff_t used = thread->sp - thread->stack;
   if (used + needed <= thread->stack_capacity) return true;
@@ -70,7 +87,8 @@ bool thread_reserve(VM *vm, ObjThread *thread, int needed) {
   int capacity = thread->stack_capacity;
   while (capacity < used + needed) capacity *= 2;
   Value *old = thread->stack;
-  thread->stack = xrealloc(thread->stack, (size_t)capacity * sizeof(Value));
+  thread->stack = grow(old, thread->inline_stack, (size_t)thread->stack_capacity * sizeof(Value),
+                       (size_t)capacity * sizeof(Value));
   gc_account(vm, (ptrdiff_t)((capacity - thread->stack_capacity) * (ptrdiff_t)sizeof(Value)));
   thread->stack_capacity = capacity;
   if (thread->stack != old) {
@@ -85,7 +103,8 @@ bool thread_push_frame(VM *vm, ObjThread *thread, ObjClosure *closure, Value *sl
   if (thread->frame_count >= THREAD_MAX_FRAMES) return false;
   if (thread->frame_count == thread->frame_capacity) {
     int capacity = thread->frame_capacity * 2;
-    thread->frames = xrealloc(thread->frames, (size_t)capacity * sizeof(CallFrame));
+    thread->frames = grow(thread->frames, thread->inline_frames, (size_t)thread->frame_capacity * sizeof(CallFrame),
+                          (size_t)capacity * sizeof(CallFrame));
     gc_account(vm, (ptrdiff_t)((capacity - thread->frame_capacity) * (ptrdiff_t)sizeof(CallFrame)));
     thread->frame_capacity = capacity;
   }
@@ -121,9 +140,7 @@ void thread_release(VM *vm, ObjThread *thread) {
   timer_heap_remove(&vm->timers, &thread->delay_timer);
   if (vm->profile && thread->profile_index >= 0) profile_thread_end(vm, thread);
   if (vm->config.timeline) timeline_state(vm, thread, TRACK_DONE);
-  gc_account(vm, -(ptrdiff_t)(thread->stack_capacity * sizeof(Value) + thread->frame_capacity * sizeof(CallFrame)));
-  free(thread->stack);
-  free(thread->frames);
+  free_stacks(vm, thread);
   free(thread->pending);
   free(thread->undo);
   free(thread->reads);
@@ -143,11 +160,7 @@ void thread_release(VM *vm, ObjThread *thread) {
 }
 
 void thread_free(VM *vm, ObjThread *thread) {
-  if (thread->stack) {
-    gc_account(vm, -(ptrdiff_t)(thread->stack_capacity * sizeof(Value) + thread->frame_capacity * sizeof(CallFrame)));
-  }
-  free(thread->stack);
-  free(thread->frames);
+  if (thread->stack) free_stacks(vm, thread);
   free(thread->pending);
   free(thread->undo);
   free(thread->reads);

@@ -57,6 +57,9 @@ typedef struct {
   ObjThread *thrower;      /* blocked in throwTo until this is raised, or NULL */
 } Pending;
 
+#define THREAD_INLINE_STACK 8   /* values */
+#define THREAD_INLINE_FRAMES 3
+
 struct ObjThread {
   Obj obj;
   ObjThread *parent;       /* io-sim's fork-tree id: the parent's id ... */
@@ -101,6 +104,12 @@ struct ObjThread {
   int serial;               /* creation order in this run: its timeline track */
   ObjThread *live_prev;    /* the VM's list of threads not yet done   */
   ObjThread *live_next;
+
+  /* A new thread's stacks are these, inside the object, so creating one
+   * is a single allocation; a stack that outgrows them moves to malloc'd
+   * storage. THREAD_INLINE_* cover a thread parked in a plain delay. */
+  CallFrame inline_frames[THREAD_INLINE_FRAMES];
+  Value inline_stack[THREAD_INLINE_STACK];
 };
 
 /* Limits that turn runaway recursion into a runtime error, not a crash. */

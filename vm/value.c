@@ -178,6 +178,7 @@ const char *value_type_name(Value v) {
     case OBJ_PROTO: return "prototype";
     case OBJ_CLOSURE: return AS_CLOSURE(v)->proto->kind == PROTO_BLOCK ? "action" : "function";
     case OBJ_BUILTIN: return "function";
+    case OBJ_FREE: return "freed object";
     case OBJ_ACTION: return "action";
     case OBJ_THREAD: return "thread";
     case OBJ_TIMEOUT: return "exception";

@@ -327,13 +327,13 @@ void vm_discard_run(VM *vm) {
 
 SimStatus vm_run(VM *vm) {
   vm_discard_run(vm);
-  int index;
-  if (!find_main(vm, &index)) return SIM_COMPILE_ERROR;
-  if (vm->modules_run < vm->module_inits.count) {
-    SimStatus status = load_program(vm);
-    if (status != SIM_OK) return status;
-  }
-  if (IS_UNDEFINED(vm->main_action)) {
+  if (IS_UNDEFINED(vm->main_action)) { /* the first run since code was loaded */
+    int index;
+    if (!find_main(vm, &index)) return SIM_COMPILE_ERROR;
+    if (vm->modules_run < vm->module_inits.count) {
+      SimStatus status = load_program(vm);
+      if (status != SIM_OK) return status;
+    }
     vm->gc_paused++;
     vm->main_action = main_action(vm, index);
     vm->gc_paused--;

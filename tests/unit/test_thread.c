@@ -116,6 +116,13 @@ static void test_names(void **state) {
 static void test_reserve_keeps_frames(void **state) {
   VM *vm = vm_of(state);
   ObjThread *t = thread_new(vm, NULL, INT_VAL(0));
+  assert_int_equal(t->stack_capacity, THREAD_INLINE_STACK);
+  assert_ptr_equal(t->stack, t->inline_stack); /* a new thread's stack is inside it */
+  assert_true(thread_reserve(vm, t, 31));      /* 32: moves out of the object */
+  assert_int_equal(t->stack_capacity, 32);
+  assert_true(t->stack != t->inline_stack);
+  assert_int_equal(AS_INT(t->stack[0]), 0);    /* what was there is copied */
+  assert_ptr_equal(t->frames[0].slots, t->stack);
   for (int i = 1; i < 20; i++) *t->sp++ = INT_VAL(i);
   assert_true(thread_push_frame(vm, t, vm->entry_closure, t->stack + 5));
   assert_true(thread_push_frame(vm, t, vm->entry_closure, t->stack + 12));
@@ -150,10 +157,13 @@ static void test_reserve_keeps_frames(void **state) {
 static void test_frame_growth_and_limit(void **state) {
   VM *vm = vm_of(state);
   ObjThread *t = thread_new(vm, NULL, UNIT_VAL);
-  assert_int_equal(t->frame_capacity, 8);
-  for (int i = 1; i < 9; i++) assert_true(thread_push_frame(vm, t, vm->entry_closure, t->stack));
-  assert_int_equal(t->frame_count, 9);
-  assert_int_equal(t->frame_capacity, 16);
+  assert_int_equal(t->frame_capacity, THREAD_INLINE_FRAMES);
+  assert_ptr_equal(t->frames, t->inline_frames);
+  for (int i = 1; i < 4; i++) assert_true(thread_push_frame(vm, t, vm->entry_closure, t->stack));
+  assert_int_equal(t->frame_count, 4);
+  assert_int_equal(t->frame_capacity, 6);
+  assert_true(t->frames != t->inline_frames);
+  assert_ptr_equal(t->frames[0].closure, vm->entry_closure); /* copied out */
   while (t->frame_count < THREAD_MAX_FRAMES) assert_true(thread_push_frame(vm, t, vm->entry_closure, t->stack));
   assert_false(thread_push_frame(vm, t, vm->entry_closure, t->stack));
   assert_int_equal(t->frame_count, THREAD_MAX_FRAMES);
