@@ -57,7 +57,9 @@ expect "max-heap value"      2 "simvm: --max-heap needs a size such as 512MB, 2G
 expect "profile files"       0 "ok" sh -c "'$simvm' -q --profile-json p.json --profile-folded p.folded --trace-json t.jsonl --timeline t.json prog.sim && grep -q '\"instructions\": ' p.json && grep -q '^main;<thread>' p.folded && grep -q '\"event\": \"delay\"' t.jsonl && grep -q traceEvents t.json && echo ok"
 expect "timeline tracks"     0 "51" sh -c "'$simvm' -q --timeline tl.json '$root/bench/seed/async.sim' 50 && grep -c '\"name\": \"thread_name\"' tl.json"
 expect "profile text"        0 "simvm profile (every count is deterministic; only wall and GC times vary)" sh -c "'$simvm' -q --profile prog.sim 2>&1"
-expect "repeat"              0 "runs: 3, same counts" sh -c "'$simvm' -q --repeat 3 prog.sim 2>&1 | sed -n 's/.*per run; \\([0-9]*\\) instructions.*/\\1/p' | sort -u | wc -l | sed 's/^1\$/runs: 3, same counts/'"
+expect "repeat"              0 "run 1: 12 instructions, 4 events (with the load)" sh -c "'$simvm' -q --repeat 3 prog.sim 2>&1 | head -1 | sed 's/[0-9.]* us, //'"
+expect "repeat lines"        0 "run 2: 12 instructions, 4 events|run 3: 12 instructions, 4 events|runs: 3, median per run; 12 instructions and 4 events per run" sh -c "'$simvm' -q --repeat 3 prog.sim 2>&1 | tail -n +2 | sed 's/[0-9.]* us[ a-z]*, //; s/ median.* per run (runs 2-3), cpu median [0-9.]* us;/ median per run;/' | tr '\\n' '|' | sed 's/|\$//'"
+expect "repeat batches"      0 "runs: 200, batched, 12 instructions and 4 events per run" sh -c "'$simvm' -q --repeat 200 prog.sim 2>&1 | tail -1 | sed -n 's/^runs: 200, median .* per run (runs 2-200 in batches of up to [0-9]*), cpu median [0-9.]* us; \\(.*\\)/runs: 200, batched, \\1/p'"
 expect "output error"        1 "simvm: cannot write output: No space left on device" sh -c "'$simvm' hi.sim >/dev/full"
 expect "simc help"           0 "usage: simc [options] file.sim" "$simc" --help
 expect "simc no file"        2 "simc: no script given" "$simc"
