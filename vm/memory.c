@@ -127,7 +127,8 @@ static void mark_roots(VM *vm, GrayStack *gray) {
     mark_obj(gray, (Obj *)entry->thread);
     mark_obj(gray, (Obj *)entry->timeout);
   }
-  for (int i = 0; i < vm->timers.count; i++) mark_obj(gray, vm->timers.items[i]->owner);
+  /* stale entries too: they point at their owners until they go */
+  for (int i = 0; i < vm->timers.count; i++) mark_obj(gray, vm->timers.items[i].timer->owner);
 }
 
 static void blacken(GrayStack *gray, Obj *obj) {
@@ -240,17 +241,9 @@ static void finalize(VM *vm, Obj *obj) {
     case OBJ_THREAD:
       thread_free(vm, (ObjThread *)obj);
       break;
-    case OBJ_TIMEOUT: {
-      ObjTimeout *timeout = (ObjTimeout *)obj;
-      timer_heap_remove(&vm->timers, &timeout->timer);
+    case OBJ_TVAR: /* its timer has no heap entry: an entry keeps its owner alive */
+      free(((ObjTVar *)obj)->waiters);
       break;
-    }
-    case OBJ_TVAR: {
-      ObjTVar *tvar = (ObjTVar *)obj;
-      timer_heap_remove(&vm->timers, &tvar->timer);
-      free(tvar->waiters);
-      break;
-    }
     default:
       break;
   }

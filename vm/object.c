@@ -101,7 +101,7 @@ ObjAction *obj_action(VM *vm, uint8_t op, int argc, const Value *args) {
 
 ObjTimeout *obj_timeout(VM *vm, ObjThread *thread) {
   ObjTimeout *timeout = ALLOCATE(vm, ObjTimeout, 0, OBJ_TIMEOUT);
-  timeout->timer.heap_index = -1;
+  timeout->timer.set = false;
   timeout->timer.kind = TIMER_TIMEOUT;
   timeout->timer.owner = &timeout->obj;
   timeout->timer.when = 0;
@@ -137,7 +137,7 @@ ObjTVar *obj_tvar(VM *vm, Value value) {
   tvar->read_stamp = tvar->write_stamp = 0;
   tvar->waiters = NULL;
   tvar->waiter_count = tvar->waiter_capacity = 0;
-  tvar->timer.heap_index = -1;
+  tvar->timer.set = false;
   tvar->timer.kind = TIMER_TVAR;
   tvar->timer.owner = &tvar->obj;
   tvar->timer.when = 0;

@@ -191,7 +191,7 @@ static void fire_timers(VM *vm) {
   int64_t when = timer_heap_peek(&vm->timers)->when;
   vm->now = when;
   int count = 0;
-  while (vm->timers.count && timer_heap_peek(&vm->timers)->when == when) {
+  for (Timer *next; (next = timer_heap_peek(&vm->timers)) && next->when == when;) {
     if (count == vm->due_capacity) {
       vm->due_capacity = vm->due_capacity ? vm->due_capacity * 2 : 16;
       vm->due = xrealloc(vm->due, (size_t)vm->due_capacity * sizeof(Timer *));

@@ -23,7 +23,7 @@ ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   thread->frame_count = 0;
   thread->state = THREAD_RUNNABLE;
   thread->blocked_on = BLOCKED_NONE;
-  thread->delay_timer.heap_index = -1;
+  thread->delay_timer.set = false;
   thread->delay_timer.kind = TIMER_DELAY;
   thread->delay_timer.owner = &thread->obj;
   thread->in_transaction = false;

@@ -185,8 +185,7 @@ VM *vm_new(const VMConfig *config) {
 void vm_free(VM *vm) {
   if (!vm) return;
   /* the heap points into objects about to be freed: empty it first */
-  for (int i = 0; i < vm->timers.count; i++) vm->timers.items[i]->heap_index = -1;
-  vm->timers.count = 0;
+  timer_heap_clear(&vm->timers);
   gc_free_all(vm);
   timer_heap_free(&vm->timers);
   run_queue_free(&vm->run_queue);
@@ -259,8 +258,7 @@ static Value main_action(VM *vm, int index) {
 /* Empty the scheduler: the threads, timers and run queue a run left. */
 static void reset_scheduler(VM *vm) {
   while (vm->live) thread_release(vm, vm->live);
-  for (int i = 0; i < vm->timers.count; i++) vm->timers.items[i]->heap_index = -1;
-  vm->timers.count = 0;
+  timer_heap_clear(&vm->timers);
   vm->run_queue.count = 0;
   vm->run_queue.head = 0;
   vm->main_thread = vm->current = NULL;

@@ -262,7 +262,7 @@ static void test_unwound_timeouts_cancel_timers(void **state) {
                           "  say(t2)\n"
                           "}\n",
                           "saw Timeout\n[\"boom\", \"deep\", none, 3us]\n13us\n");
-  assert_int_equal(u->vm->timers.count, 0);
+  assert_int_equal(timer_heap_size(&u->vm->timers), 0);
   assert_int_equal(vm_now(u->vm), 13 * US);
 }
 
@@ -279,7 +279,7 @@ static void test_pending_timeout_withdrawn_when_unwound(void **state) {
                           "  say(\"still alive\")\n"
                           "}\n",
                           "[\"boom\", 5us]\nstill alive\n");
-  assert_int_equal(u->vm->timers.count, 0);
+  assert_int_equal(timer_heap_size(&u->vm->timers), 0);
 }
 
 /* ---- pending exceptions and unmasking ---- */
@@ -517,7 +517,7 @@ static void test_kill_in_delay_cancels_timer(void **state) {
                    SIM_DEADLOCK,
                    "simvm: deadlock at 1us: no thread can run and no timer is set\n"
                    "  thread main is blocked in takeMVar on <mvar> at test.sim:6\n");
-  assert_int_equal(u->vm->timers.count, 0);
+  assert_int_equal(timer_heap_size(&u->vm->timers), 0);
   assert_int_equal(vm_now(u->vm), US);
   assert_text_equal(unit_text(&u->out), "");
 }
