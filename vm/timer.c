@@ -24,7 +24,6 @@ static bool earlier(const TimerEntry *a, const TimerEntry *b) {
   return a->when < b->when || (a->when == b->when && a->seq < b->seq);
 }
 
-static bool is_live(const TimerEntry *entry) { return entry->timer->set && entry->timer->seq == entry->seq; }
 
 static void sift_up(TimerEntry *items, int index) {
   TimerEntry entry = items[index];
@@ -56,7 +55,7 @@ static void sift_down(TimerEntry *items, int count, int index) {
 static void rebuild(TimerHeap *heap) {
   int kept = 0;
   for (int i = 0; i < heap->count; i++)
-    if (is_live(&heap->items[i])) heap->items[kept++] = heap->items[i];
+    if (timer_entry_live(&heap->items[i])) heap->items[kept++] = heap->items[i];
   heap->count = kept;
   heap->stale = 0;
   for (int i = (kept - 2) / ARITY; i >= 0; i--) sift_down(heap->items, kept, i);
@@ -79,15 +78,18 @@ void timer_heap_insert(TimerHeap *heap, Timer *timer, int64_t when, uint64_t seq
   sift_up(heap->items, heap->count++);
 }
 
-/* Take the top entry out, then any stale ones that reach the top: the top
- * entry is always live, so peeking is one load. */
+/* Take the top entry out. */
 static void drop_top(TimerHeap *heap) {
-  for (;;) {
-    heap->items[0] = heap->items[--heap->count];
-    if (heap->count > 1) sift_down(heap->items, heap->count, 0);
-    if (!heap->count || is_live(&heap->items[0])) return;
+  heap->items[0] = heap->items[--heap->count];
+  if (heap->count > 1) sift_down(heap->items, heap->count, 0);
+}
+
+Timer *timer_heap_peek_stale(TimerHeap *heap) {
+  while (heap->count && !timer_entry_live(&heap->items[0])) {
+    drop_top(heap);
     heap->stale--;
   }
+  return heap->count ? heap->items[0].timer : NULL;
 }
 
 Timer *timer_heap_pop(TimerHeap *heap) {
@@ -101,10 +103,6 @@ Timer *timer_heap_pop(TimerHeap *heap) {
 void timer_heap_remove(TimerHeap *heap, Timer *timer) {
   if (!timer->set) return;
   timer->set = false;
-  if (heap->count && heap->items[0].timer == timer) { /* the top (always live): take it out now */
-    drop_top(heap);
-    return;
-  }
   heap->stale++;
   if (heap->stale > heap->count / 2 && heap->count >= REBUILD_AT) rebuild(heap);
 }

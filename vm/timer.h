@@ -7,8 +7,7 @@
  * is O(log n) with a small constant (a 4-ary heap is half as deep as a
  * binary one, and its entries are copied by value). Cancelling is O(1): the
  * timer is marked unset and its entry, now stale, is dropped when it reaches
- * the top (so the top entry is always live and peeking is one load), or when
- * stale entries outnumber live ones and the heap is rebuilt
+ * the top, or when stale entries outnumber live ones and the heap is rebuilt
  * (so cancelling costs O(1) amortised and the heap stays within twice the
  * live timers). A stale entry still points at its owner, so the collector
  * keeps the owner alive until the entry goes (vm/memory.c marks them all). */
@@ -58,8 +57,17 @@ void timer_heap_free(TimerHeap *heap);
 void timer_heap_clear(TimerHeap *heap);
 /* Queue `timer` (which must not be set) to fire at `when`, with sequence `seq`. */
 void timer_heap_insert(TimerHeap *heap, Timer *timer, int64_t when, uint64_t seq);
-/* The earliest set timer, or NULL when none is. */
-static inline Timer *timer_heap_peek(const TimerHeap *heap) { return heap->count ? heap->items[0].timer : NULL; }
+/* Whether an entry still stands for its timer. */
+static inline bool timer_entry_live(const TimerEntry *entry) {
+  return entry->timer->set && entry->timer->seq == entry->seq;
+}
+/* The earliest set timer, or NULL when none is: the top entry when it is
+ * live (the common case, inline), else after dropping the stale entries on top. */
+Timer *timer_heap_peek_stale(TimerHeap *heap);
+static inline Timer *timer_heap_peek(TimerHeap *heap) {
+  if (heap->count && timer_entry_live(&heap->items[0])) return heap->items[0].timer;
+  return timer_heap_peek_stale(heap);
+}
 /* Remove and return the earliest set timer (now unset), or NULL. */
 Timer *timer_heap_pop(TimerHeap *heap);
 /* Cancel a set timer in O(1); a timer that is not set is left alone. */
