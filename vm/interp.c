@@ -1213,8 +1213,9 @@ next_thread:
     DISPATCH();
   CASE(TX_COMMIT): {
     STORE_FRAME();
-    if (stm_commit(vm, thread) == 0) DISPATCH();
-    /* io-sim's fairness: the committing thread yields to those it woke */
+    stm_commit(vm, thread);
+    /* io-sim's fairness rule: every commit yields, behind the threads it woke
+     * and then the rest of the run queue */
     sched_enqueue(vm, thread);
     goto next_thread;
   }

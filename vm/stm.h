@@ -5,8 +5,8 @@
  * undo log so that retry, orElse and exceptions can roll the writes back,
  * and a read set so that a retrying transaction can block until one of the
  * TVars it read is written. A commit wakes the threads blocked on the TVars
- * it wrote, in the order they blocked; the committing thread then yields to
- * them (io-sim's fairness rule). */
+ * it wrote, in the order they blocked; the committing thread then yields,
+ * behind them and the rest of the run queue (io-sim's fairness rule). */
 #ifndef SIMVM_STM_H
 #define SIMVM_STM_H
 

@@ -577,9 +577,10 @@ static void test_kill_in_retry_leaves_waiters(void **state) {
                           "  yield()\n" /* both have died before the commit */
                           "  atomically(writeTVar(tv, 1))\n"
                           "  say(\"main\")\n"
+                          "  yield()\n" /* t2's commit yielded to main: let it say */
                           "  return tv\n"
                           "}\n",
-                          "t2 woke\nmain\n");
+                          "main\nt2 woke\n");
   Value result = vm_result(u->vm);
   assert_true(IS_TVAR(result));
   assert_int_equal(AS_TVAR(result)->waiter_count, 0);

@@ -446,8 +446,9 @@ static void test_retry_rolls_back_and_waits_on_both_branches(void **state) {
                           "  atomically(writeTVar(other, true))\n" /* the right branch's TVar wakes it */
                           "  v2 <- readTVarIO(a)\n"
                           "  say([v1, v2])\n"
+                          "  yield()\n" /* the waiter's commit yielded to main: let it say */
                           "}\n",
-                          "other\n[0, 1]\n");
+                          "[0, 1]\nother\n");
 }
 
 /* Threads blocked in retry wake in the order they blocked, not the order
@@ -472,6 +473,7 @@ static void test_retry_wake_order(void **state) {
                           "  fork({ delay(4us); atomically({ x <- readTVar(a); y <- readTVar(b); check(x + y >= 2) }); say(\"both\") })\n"
                           "  delay(5us)\n"
                           "  atomically({ writeTVar(b, 1); writeTVar(a, 1); writeTVar(b, 2) })\n"
+                          "  yield()\n" /* each waiter's commit yields in turn: let them say */
                           "  say(\"main\")\n"
                           "}\n",
                           "w3\nw1\nw2\nboth\nmain\n");
@@ -491,8 +493,9 @@ static void test_retry_wake_order(void **state) {
   assert_int_equal(vm_now(u->vm), 5 * US);
 }
 
-/* A commit that wakes a thread yields to it; one that wakes nobody does not. */
-static void test_commit_yields_only_when_it_wakes(void **state) {
+/* Every commit yields, as in io-sim: behind the threads it woke, then behind
+ * the rest of the run queue; one that wakes nobody too. */
+static void test_every_commit_yields(void **state) {
   UnitVM *u = *state;
   assert_runs_with_output(u,
                           "main = {\n"
@@ -505,7 +508,7 @@ static void test_commit_yields_only_when_it_wakes(void **state) {
                           "  atomically(writeTVar(tv, 2))\n"
                           "  say(\"main 2\")\n"
                           "}\n",
-                          "woken\nmain 1\nmain 2\n");
+                          "main 1\nwoken\nother\nmain 2\n");
   assert_text_equal(unit_text(&u->trace),
                     "       0ns  main         fork 1\n"
                     "       0ns  main         yield\n"
@@ -513,11 +516,13 @@ static void test_commit_yields_only_when_it_wakes(void **state) {
                     "       0ns  main         committed: wrote <tvar>\n"
                     "       0ns  1            wake (by <tvar>)\n"
                     "       0ns  1            committed\n"
-                    "       0ns  1            say \"woken\"\n"
-                    "       0ns  1            exit\n"
                     "       0ns  main         say \"main 1\"\n"
                     "       0ns  main         fork 2\n"
                     "       0ns  main         committed: wrote <tvar>\n"
+                    "       0ns  1            say \"woken\"\n"
+                    "       0ns  1            exit\n"
+                    "       0ns  2            say \"other\"\n"
+                    "       0ns  2            exit\n"
                     "       0ns  main         say \"main 2\"\n"
                     "       0ns  main         exit\n");
 }
@@ -598,7 +603,7 @@ static void test_register_delay(void **state) {
 }
 
 /* A timeout around a retrying transaction takes the thread off the TVar's
- * waiters: the later write wakes nobody (and so does not yield). */
+ * waiters: the later write wakes nobody (its commit still yields to "other"). */
 static void test_timeout_leaves_waiters(void **state) {
   UnitVM *u = *state;
   assert_runs_with_output(u,
@@ -612,7 +617,7 @@ static void test_timeout_leaves_waiters(void **state) {
                           "  say(\"main\")\n"
                           "  return tv\n"
                           "}\n",
-                          "[none, 3us]\nmain\n");
+                          "[none, 3us]\nother\nmain\n");
   Value result = vm_result(u->vm);
   assert_true(IS_TVAR(result));
   assert_int_equal(AS_TVAR(result)->waiter_count, 0);
@@ -686,7 +691,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_or_else_rollback, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_retry_rolls_back_and_waits_on_both_branches, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_retry_wake_order, unit_setup_vm_traced, unit_teardown_vm),
-      cmocka_unit_test_setup_teardown(test_commit_yields_only_when_it_wakes, unit_setup_vm_traced, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_every_commit_yields, unit_setup_vm_traced, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_exception_rolls_back, unit_setup_vm_traced, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_uncaught_exception_in_transaction, unit_setup_vm_traced, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_register_delay, unit_setup_vm, unit_teardown_vm),
