@@ -873,7 +873,8 @@ next_thread:
       if (IS_INT(d)) RUNTIME_ERROR("delay needs a duration, not int (write %" PRId64 "us, or n * 1us)", AS_INT(d));
       RUNTIME_ERROR("delay needs a duration, not %s", value_type_name(d));
     }
-    INTERRUPTIBLE_POINT();
+    /* a negative delay returns at once, without blocking or yielding (io-sim) */
+    if (AS_DURATION(d) >= 0) INTERRUPTIBLE_POINT();
     PUSH(UNIT_VAL);
     STORE_FRAME();
     if (traced(vm)) {
@@ -883,6 +884,7 @@ next_thread:
       vm_trace(vm, thread, "delay %s", text.data);
       buf_free(&text);
     }
+    if (AS_DURATION(d) < 0) DISPATCH();
     sched_delay(vm, thread, AS_DURATION(d));
     goto next_thread;
   }

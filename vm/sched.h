@@ -24,7 +24,7 @@ void sched_arm_tvar(VM *vm, ObjTVar *tvar, int64_t ns);
 /* Mark `thread` blocked for `reason` (the caller queues it where it waits). */
 void sched_block(VM *vm, ObjThread *thread, BlockReason reason);
 
-/* Park `thread` in delay() until now + ns (saturating; ns < 0 counts as 0). */
+/* Park `thread` in delay() until now + ns (ns >= 0; saturating). */
 void sched_delay(VM *vm, ObjThread *thread, int64_t ns);
 
 /* Arm `timeout` to fire `ns` (> 0) from now. */
