@@ -111,15 +111,12 @@ static void cancel_wait(VM *vm, ObjThread *thread) {
       mvar_cancel_wait(thread);
       break;
     case BLOCKED_THROW: {
-      /* its own throwTo is abandoned: withdraw the exception it was delivering */
+      /* it stops waiting, but the exception it was throwing stays pending
+       * in the target and is still raised when the target unmasks, as io-sim
+       * does (its unit_async_10 and unit_async_11); nobody waits for it now */
       ObjThread *target = (ObjThread *)thread->wait_object;
-      for (int i = 0; i < target->pending_count; i++) {
-        if (target->pending[i].thrower != thread) continue;
-        memmove(&target->pending[i], &target->pending[i + 1],
-                (size_t)(target->pending_count - i - 1) * sizeof(Pending));
-        target->pending_count--;
-        break;
-      }
+      for (int i = 0; i < target->pending_count; i++)
+        if (target->pending[i].thrower == thread) target->pending[i].thrower = NULL;
       thread->wait_object = NULL;
       break;
     }
