@@ -164,6 +164,10 @@ bool sched_should_raise(const ObjThread *thread) {
 Value sched_take_pending(VM *vm, ObjThread *thread) {
   Pending first = thread_take_pending(thread);
   thread->interrupted = false;
+  /* a timeout counts as fired when its interrupt is raised, not when it is
+   * queued: one withdrawn before (its action finished, or a newer interrupt
+   * replaced it) never shows */
+  if (IS_TIMEOUT(first.exception)) vm_trace(vm, thread, "timeout fired");
   if (waits_to_throw_to(first.thrower, thread)) {
     first.thrower->wait_object = NULL;
     sched_wake(vm, first.thrower);
@@ -181,6 +185,26 @@ void sched_thread_done(VM *vm, ObjThread *thread) {
   }
   thread->pending_count = 0;
   thread_release(vm, thread);
+}
+
+/* A timeout's interrupt is about to be thrown to `thread`: an older timeout
+ * interrupt still pending there (not raised yet: the thread has not run
+ * since, or is masked) is withdrawn, and its timeout goes on as if it had
+ * not fired. The newest interrupt wins, as in io-sim, where a later throwTo
+ * replaces the exception a thread has not yet raised (and masked ones are
+ * raised newest first): of two nested timeouts firing at one instant, the
+ * inner one is reported (io-sim's prop_stacked_timeouts). */
+static void supersede_timeouts(ObjThread *thread) {
+  int kept = 0;
+  for (int i = 0; i < thread->pending_count; i++) {
+    Value exc = thread->pending[i].exception;
+    if (IS_TIMEOUT(exc)) {
+      AS_TIMEOUT(exc)->state = TIMEOUT_DISARMED;
+      continue;
+    }
+    thread->pending[kept++] = thread->pending[i];
+  }
+  thread->pending_count = kept;
 }
 
 /* Fire every timer due at the earliest pending instant. */
@@ -285,8 +309,8 @@ ObjThread *sched_next(VM *vm, SimStatus *status) {
       RunEntry entry = run_queue_pop(vm);
       if (entry.timeout) {
         if (entry.timeout->state != TIMEOUT_FIRED) continue; /* the action finished first */
+        supersede_timeouts(entry.thread);
         entry.timeout->state = TIMEOUT_THROWN;
-        vm_trace(vm, entry.thread, "timeout fired");
         sched_throw_to(vm, NULL, entry.thread, OBJ_VAL(entry.timeout));
         continue;
       }
