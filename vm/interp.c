@@ -41,6 +41,27 @@ bool interp_frame_location(VM *vm, const CallFrame *frame, const ObjProto **prot
 }
 #endif
 
+#ifndef SIMVM_PROFILED
+void interp_note_raise(VM *vm, ObjThread *thread, Value exc, ObjThread *from) {
+  Value last = thread->raised_value;
+  if (!from && exc.type == last.type && (IS_OBJ(exc) ? AS_OBJ(exc) == AS_OBJ(last) : value_equal(exc, last))) return;
+  thread->raised_by = from;
+  thread->raised_value = exc;
+  thread->raise_file = NULL;
+  /* the innermost frame of the script's own code (the prelude's would
+   * only confuse: a bracket or finally is not where things went wrong) */
+  for (int i = thread->frame_count - 1; i >= 0; i--) {
+    const ObjProto *proto;
+    int line;
+    if (!interp_frame_location(vm, &thread->frames[i], &proto, &line)) continue;
+    if (strcmp(proto->file, PRELUDE_FILE) == 0) continue;
+    thread->raise_file = proto->file;
+    thread->raise_line = line;
+    break;
+  }
+}
+#endif
+
 /* A runtime-error exception carrying vm->error, where it happened and the stack trace. */
 static Value error_exception(VM *vm, ObjThread *thread) {
   ObjException *exc = obj_exception(vm, EXC_ERROR, NULL);
@@ -69,6 +90,40 @@ static Value error_exception(VM *vm, ObjThread *thread) {
   return OBJ_VAL(exc);
 }
 
+/* Deaths that need no report: kill() and the async library's cancel(). */
+static bool quiet_death(Value exc) {
+  if (IS_EXCEPTION(exc)) return AS_EXCEPTION(exc)->kind == EXC_KILLED;
+  if (!IS_RECORD(exc)) return false;
+  ObjRecord *record = AS_RECORD(exc);
+  for (int i = 0; i < record->count; i++)
+    if (strcmp(record->fields[i].name->chars, "kind") == 0 && IS_STRING(record->fields[i].value))
+      return strcmp(AS_CSTRING(record->fields[i].value), "AsyncCancelled") == 0;
+  return false;
+}
+
+#define DEATH_SHOW_LIMIT 200    /* bytes of the exception in a death report */
+#define TRACE_SHOW_LIMIT 4096   /* bytes of a value in a trace event        */
+
+/* `exc` as show renders it (strings quoted), on one line (line breaks and
+ * other control bytes escaped) and at most `limit` bytes, then "...": the
+ * report stays one line whatever the value, even one whose rendering,
+ * sharing its parts, would take more memory than there is. */
+static void show_one_line(Buffer *out, Value exc, size_t limit) {
+  Buffer text;
+  buf_init(&text);
+  bool complete = value_show_bounded(&text, exc, true, limit);
+  size_t length = text.length < limit ? text.length : limit;
+  for (size_t i = 0; i < length; i++) {
+    unsigned char c = (unsigned char)text.data[i];
+    if (c == '\n') buf_append(out, "\\n", 2);
+    else if (c < 0x20 || c == 0x7f) buf_printf(out, "\\x%02x", c);
+    else buf_append(out, (const char *)&c, 1);
+  }
+  if (!complete || text.length > limit) buf_append(out, "...", 3);
+  if (!out->data) buf_append(out, "", 0);
+  buf_free(&text);
+}
+
 /* The thread ends with an exception nobody caught. */
 static void thread_died(VM *vm, ObjThread *thread, Value exc) {
   Buffer name_text;
@@ -77,7 +132,7 @@ static void thread_died(VM *vm, ObjThread *thread, Value exc) {
   const char *name = buf_text(&name_text);
   Buffer text;
   buf_init(&text);
-  value_show(&text, exc, true);
+  show_one_line(&text, exc, TRACE_SHOW_LIMIT);
   vm_trace(vm, thread, "died: %s", text.data);
   Buffer when;
   buf_init(&when);
@@ -93,6 +148,21 @@ static void thread_died(VM *vm, ObjThread *thread, Value exc) {
     buf_free(&report);
   } else if (thread == vm->main_thread) {
     vm_report(vm, "simvm: uncaught exception %s in thread %s at simulated time %s\n", text.data, name, when.data);
+  } else if (!quiet_death(exc)) {
+    /* as GHC reports a forked thread's uncaught exception: one line */
+    Buffer report;
+    buf_init(&report);
+    buf_printf(&report, "simvm: thread %s at %s: uncaught ", name, when.data);
+    show_one_line(&report, exc, DEATH_SHOW_LIMIT);
+    if (thread->raise_file) buf_printf(&report, " at %s:%d", thread->raise_file, thread->raise_line);
+    if (thread->raised_by) {
+      buf_append(&report, " (thrown by thread ", 19);
+      thread_name(&report, thread->raised_by);
+      buf_append(&report, ")", 1);
+    }
+    buf_append(&report, "\n", 1);
+    if (vm->config.write_error) vm->config.write_error(vm->config.user, report.data, report.length);
+    buf_free(&report);
   }
   buf_free(&text);
   buf_free(&when);
@@ -326,7 +396,7 @@ static void trace_value(VM *vm, ObjThread *thread, const char *event, Value valu
   if (!traced(vm)) return;
   Buffer text;
   buf_init(&text);
-  value_show(&text, value, quote);
+  if (!value_show_bounded(&text, value, quote, TRACE_SHOW_LIMIT)) buf_append(&text, "...", 3);
   vm_trace(vm, thread, "%s%s", event, buf_text(&text));
   buf_free(&text);
 }
@@ -973,7 +1043,10 @@ next_thread:
       vm_trace(vm, thread, "%s %s", what, buf_text(&text));
       buf_free(&text);
     }
-    if (AS_THREAD(target) == thread) goto throw_exception; /* to itself: synchronous */
+    if (AS_THREAD(target) == thread) { /* to itself: synchronous */
+      interp_note_raise(vm, thread, exc, NULL);
+      goto throw_exception;
+    }
     thread->sp--;
     PEEK(0) = UNIT_VAL;
     /* a throw that would wait is an interruptible point: an exception
@@ -989,6 +1062,7 @@ next_thread:
     exc = POP();
     PUSH(UNIT_VAL);
     STORE_FRAME();
+    interp_note_raise(vm, thread, exc, NULL);
     trace_value(vm, thread, "throw ", exc, true);
     goto throw_exception;
   }
@@ -1261,7 +1335,7 @@ next_thread:
       vm->result = result;
       vm->steps = steps;
       sched_thread_done(vm, thread);
-      return SIM_OK;
+      return sched_main_ended(vm, SIM_OK);
     }
     sched_thread_done(vm, thread);
     goto next_thread;
@@ -1272,6 +1346,7 @@ next_thread:
 runtime_error:
   STORE_FRAME();
   exc = error_exception(vm, thread);
+  interp_note_raise(vm, thread, exc, NULL);
 throw_exception:
   /* frame->ip was stored by the raising opcode */
   if (unwind(vm, thread, exc)) {
@@ -1280,7 +1355,7 @@ throw_exception:
   }
   if (thread == vm->main_thread) {
     vm->steps = steps;
-    return SIM_FAILED;
+    return sched_main_ended(vm, SIM_FAILED);
   }
   goto next_thread;
 

@@ -94,7 +94,10 @@ static void mark_thread(GrayStack *gray, ObjThread *thread) {
   for (int i = 0; i < thread->pending_count; i++) {
     mark_value(gray, thread->pending[i].exception);
     mark_obj(gray, (Obj *)thread->pending[i].thrower);
+    mark_obj(gray, (Obj *)thread->pending[i].from);
   }
+  mark_obj(gray, (Obj *)thread->raised_by);
+  mark_value(gray, thread->raised_value);
   mark_obj(gray, thread->wait_object);
   mark_value(gray, thread->wait_value);
   for (int i = 0; i < thread->undo_count; i++) {

@@ -145,6 +145,7 @@ bool sched_throw_to(VM *vm, ObjThread *thrower, ObjThread *target, Value excepti
   if (sched_would_deliver(target)) {
     if (blocked) cancel_wait(vm, target);
     thread_add_pending(vm, target, exception, NULL);
+    target->pending[target->pending_count - 1].from = thrower;
     return true;
   }
   thread_add_pending(vm, target, exception, thrower);
@@ -168,6 +169,7 @@ Value sched_take_pending(VM *vm, ObjThread *thread) {
    * queued: one withdrawn before (its action finished, or a newer interrupt
    * replaced it) never shows */
   if (IS_TIMEOUT(first.exception)) vm_trace(vm, thread, "timeout fired");
+  interp_note_raise(vm, thread, first.exception, first.from);
   if (waits_to_throw_to(first.thrower, thread)) {
     first.thrower->wait_object = NULL;
     sched_wake(vm, first.thrower);
@@ -282,6 +284,13 @@ static void describe_place(VM *vm, Buffer *out, const ObjThread *t) {
   }
 }
 
+/* The oldest thread still alive. */
+static ObjThread *oldest_live(VM *vm) {
+  ObjThread *oldest = vm->live;
+  while (oldest && oldest->live_next) oldest = oldest->live_next;
+  return oldest;
+}
+
 /* Name every blocked thread, oldest first, with what it waits on and where. */
 static void report_deadlock(VM *vm) {
   Buffer out;
@@ -289,9 +298,7 @@ static void report_deadlock(VM *vm) {
   buf_printf(&out, "simvm: deadlock at ");
   duration_show(&out, vm->now);
   buf_printf(&out, ": no thread can run and no timer is set\n");
-  ObjThread *oldest = vm->live;
-  while (oldest && oldest->live_next) oldest = oldest->live_next;
-  for (ObjThread *t = oldest; t; t = t->live_prev) {
+  for (ObjThread *t = oldest_live(vm); t; t = t->live_prev) {
     buf_printf(&out, "  thread ");
     thread_name(&out, t);
     buf_printf(&out, " is blocked ");
@@ -301,6 +308,21 @@ static void report_deadlock(VM *vm) {
   }
   if (vm->config.write_error) vm->config.write_error(vm->config.user, out.data, out.length);
   buf_free(&out);
+}
+
+SimStatus sched_main_ended(VM *vm, SimStatus status) {
+  if (!vm->live || !traced(vm)) return status;
+  Buffer names;
+  buf_init(&names);
+  int count = 0;
+  for (ObjThread *t = oldest_live(vm); t; t = t->live_prev) {
+    if (count++) buf_append(&names, ", ", 2);
+    thread_name(&names, t);
+  }
+  vm_trace(vm, NULL, "end: main %s with %d thread%s still alive: %s", status == SIM_OK ? "finished" : "died",
+           count, count == 1 ? "" : "s", names.data);
+  buf_free(&names);
+  return status;
 }
 
 ObjThread *sched_next(VM *vm, SimStatus *status) {

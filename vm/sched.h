@@ -61,6 +61,10 @@ Value sched_take_pending(VM *vm, ObjThread *thread);
 /* The thread has ended: wake whoever waits to throw to it, free its stacks. */
 void sched_thread_done(VM *vm, ObjThread *thread);
 
+/* Main has ended (`status`: SIM_OK, or SIM_FAILED when it died) and is off
+ * the live list: trace the threads still alive. Returns the run's status. */
+SimStatus sched_main_ended(VM *vm, SimStatus status);
+
 /* now + ns, saturating at the largest representable time. */
 int64_t sched_deadline(int64_t now, int64_t ns);
 

@@ -31,6 +31,9 @@ typedef struct {
   int capacity;       /* a power of two */
 } RunQueue;
 
+/* The prelude's file name, as its prototypes carry it. */
+#define PRELUDE_FILE "stdlib/prelude.sim"
+
 /* What the compiler knows about a global slot. */
 typedef struct {
   ObjString *name;
@@ -125,6 +128,9 @@ static inline bool traced(VM *vm) {
 /* Render `value` as show() does into a growable buffer (vm/buffer.h). */
 /* quote: render strings with quotes and escapes (inside lists, records). */
 void value_show(Buffer *buf, Value value, bool quote);
+/* The same, stopping soon after the text passes `limit` bytes (a value that
+ * shares its parts can be far larger shown than in memory); false if cut. */
+bool value_show_bounded(Buffer *buf, Value value, bool quote, size_t limit);
 /* Format a duration with the largest unit that is exact: "1500us", "2ms". */
 void duration_show(Buffer *buf, int64_t ns);
 
