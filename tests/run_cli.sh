@@ -36,6 +36,8 @@ printf 'main = return 41 + 1\n' >"$tmp/answer.sim"
 mkdir "$tmp/dir.sim"
 printf 'fn f(n) = fork(f(n + 1)) >> delay(1s)\nmain = f(0)\n' >"$tmp/bomb.sim"
 printf 'fn g(xs) = g(cons(1, xs))\nmain = say(g([]))\n' >"$tmp/grow.sim"
+printf 'main = {\n  fork(delay(1s))\n  return 7\n}\n' >"$tmp/leave.sim"
+printf 'main = {\n  fork(delay(1s))\n  delay(2s)\n}\n' >"$tmp/wait.sim"
 
 expect "no arguments"        2 "simvm: no script given" "$simvm"
 expect "unknown option"      2 "simvm: unknown option '--frobnicate'" "$simvm" --frobnicate hi.sim
@@ -58,6 +60,12 @@ expect "profile files"       0 "ok" sh -c "'$simvm' -q --profile-json p.json --p
 expect "timeline tracks"     0 "51" sh -c "'$simvm' -q --timeline tl.json '$root/bench/seed/async.sim' 50 && grep -c '\"name\": \"thread_name\"' tl.json"
 expect "profile text"        0 "simvm profile (every count is deterministic; only wall and GC times vary)" sh -c "'$simvm' -q --profile prog.sim 2>&1"
 expect "repeat"              0 "runs: 3, same counts" sh -c "'$simvm' -q --repeat 3 prog.sim 2>&1 | sed -n 's/.*per run; \\([0-9]*\\) instructions.*/\\1/p' | sort -u | wc -l | sed 's/^1\$/runs: 3, same counts/'"
+expect "strict shutdown"     1 "simvm: strict shutdown: main finished at 0ns with 1 thread still alive (--strict-shutdown)" "$simvm" --strict-shutdown leave.sim
+expect "strict -q --result"  1 "simvm: strict shutdown: main finished at 0ns with 1 thread still alive (--strict-shutdown)" "$simvm" -q --result --strict-shutdown leave.sim
+expect "strict, no threads"  0 "42" "$simvm" --strict-shutdown -q --result answer.sim
+expect "strict --repeat"     0 "exit 1 after 1 run" sh -c "out=\$('$simvm' --repeat 3 --strict-shutdown leave.sim 2>&1); echo \"exit \$? after \$(echo \"\$out\" | grep -c '^run ') run\""
+expect "strict --profile"    0 "exit 1, report and profile" sh -c "out=\$('$simvm' -q --strict-shutdown --profile leave.sim 2>&1); echo \"exit \$?, \$(echo \"\$out\" | grep -c '^simvm: strict shutdown\|^simvm profile' | sed 's/^2\$/report and profile/')\""
+expect "strict --max-time"   5 "simvm: time limit reached: the next event is after 1us (--max-time)" "$simvm" --strict-shutdown --max-time 1us wait.sim
 expect "output error"        1 "simvm: cannot write output: No space left on device" sh -c "'$simvm' hi.sim >/dev/full"
 expect "simc help"           0 "usage: simc [options] file.sim" "$simc" --help
 expect "simc no file"        2 "simc: no script given" "$simc"

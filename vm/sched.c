@@ -260,7 +260,8 @@ static void describe_wait(Buffer *out, const ObjThread *t) {
       buf_printf(out, " (it has exceptions masked)");
       break;
     case BLOCKED_DELAY:
-      buf_printf(out, "in delay");
+      buf_printf(out, "in delay until ");
+      duration_show(out, t->delay_timer.when);
       break;
     case BLOCKED_STM:
       buf_printf(out, "in atomically (retry) on ");
@@ -273,15 +274,36 @@ static void describe_wait(Buffer *out, const ObjThread *t) {
   }
 }
 
-/* Where a thread is: the innermost script frame, "file:line". */
+/* Where a thread is, " at file:line": its innermost frame of the script's
+ * own code, else of the prelude's; " (it has not started)" for a thread
+ * that has run no code yet. */
 static void describe_place(VM *vm, Buffer *out, const ObjThread *t) {
-  for (int i = t->frame_count - 1; i >= 0; i--) {
-    const ObjProto *proto;
-    int line;
-    if (!interp_frame_location(vm, &t->frames[i], &proto, &line)) continue;
-    buf_printf(out, " at %s:%d", proto->file, line);
-    return;
+  for (int pass = 0; pass < 2; pass++) {
+    for (int i = t->frame_count - 1; i >= 0; i--) {
+      const ObjProto *proto;
+      int line;
+      if (!interp_frame_location(vm, &t->frames[i], &proto, &line)) continue;
+      if (pass == 0 && strcmp(proto->file, PRELUDE_FILE) == 0) continue;
+      buf_printf(out, " at %s:%d", proto->file, line);
+      return;
+    }
   }
+  if (t->state == THREAD_RUNNABLE && t->frame_count == 1 && t->frames[0].ip == vm->entry_closure->proto->chunk.code)
+    buf_printf(out, " (it has not started)");
+}
+
+/* "  thread 1 (worker) is blocked in takeMVar on <mvar m> at x.sim:4\n" */
+static void describe_thread(VM *vm, Buffer *out, const ObjThread *t) {
+  buf_printf(out, "  thread ");
+  thread_name(out, t);
+  if (t->state == THREAD_BLOCKED) {
+    buf_printf(out, " is blocked ");
+    describe_wait(out, t);
+  } else {
+    buf_printf(out, " is runnable");
+  }
+  describe_place(vm, out, t);
+  buf_append(out, "\n", 1);
 }
 
 /* The oldest thread still alive. */
@@ -298,31 +320,37 @@ static void report_deadlock(VM *vm) {
   buf_printf(&out, "simvm: deadlock at ");
   duration_show(&out, vm->now);
   buf_printf(&out, ": no thread can run and no timer is set\n");
-  for (ObjThread *t = oldest_live(vm); t; t = t->live_prev) {
-    buf_printf(&out, "  thread ");
-    thread_name(&out, t);
-    buf_printf(&out, " is blocked ");
-    describe_wait(&out, t);
-    describe_place(vm, &out, t);
-    buf_append(&out, "\n", 1);
-  }
+  for (ObjThread *t = oldest_live(vm); t; t = t->live_prev) describe_thread(vm, &out, t);
   if (vm->config.write_error) vm->config.write_error(vm->config.user, out.data, out.length);
   buf_free(&out);
 }
 
 SimStatus sched_main_ended(VM *vm, SimStatus status) {
-  if (!vm->live || !traced(vm)) return status;
-  Buffer names;
-  buf_init(&names);
+  if (!vm->live) return status;
   int count = 0;
-  for (ObjThread *t = oldest_live(vm); t; t = t->live_prev) {
-    if (count++) buf_append(&names, ", ", 2);
-    thread_name(&names, t);
+  for (ObjThread *t = vm->live; t; t = t->live_next) count++;
+  if (traced(vm)) {
+    Buffer names;
+    buf_init(&names);
+    for (ObjThread *t = oldest_live(vm); t; t = t->live_prev) {
+      if (names.length) buf_append(&names, ", ", 2);
+      thread_name(&names, t);
+    }
+    vm_trace(vm, NULL, "end: main %s with %d thread%s still alive: %s", status == SIM_OK ? "finished" : "died",
+             count, count == 1 ? "" : "s", names.data);
+    buf_free(&names);
   }
-  vm_trace(vm, NULL, "end: main %s with %d thread%s still alive: %s", status == SIM_OK ? "finished" : "died",
-           count, count == 1 ? "" : "s", names.data);
-  buf_free(&names);
-  return status;
+  if (status != SIM_OK || !vm->config.strict_shutdown) return status;
+  /* io-sim's runSimStrictShutdown: a main that leaves threads behind fails */
+  Buffer out;
+  buf_init(&out);
+  buf_printf(&out, "simvm: strict shutdown: main finished at ");
+  duration_show(&out, vm->now);
+  buf_printf(&out, " with %d thread%s still alive (--strict-shutdown)\n", count, count == 1 ? "" : "s");
+  for (ObjThread *t = oldest_live(vm); t; t = t->live_prev) describe_thread(vm, &out, t);
+  if (vm->config.write_error) vm->config.write_error(vm->config.user, out.data, out.length);
+  buf_free(&out);
+  return SIM_FAILED;
 }
 
 ObjThread *sched_next(VM *vm, SimStatus *status) {

@@ -62,7 +62,8 @@ Value sched_take_pending(VM *vm, ObjThread *thread);
 void sched_thread_done(VM *vm, ObjThread *thread);
 
 /* Main has ended (`status`: SIM_OK, or SIM_FAILED when it died) and is off
- * the live list: trace the threads still alive. Returns the run's status. */
+ * the live list: trace the threads still alive; with strict_shutdown, a
+ * main that finished leaving any fails (reported). Returns the run's status. */
 SimStatus sched_main_ended(VM *vm, SimStatus status);
 
 /* now + ns, saturating at the largest representable time. */

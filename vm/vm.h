@@ -41,6 +41,8 @@ typedef struct {
   int64_t max_time;      /* simulated nanoseconds; < 0: no limit            */
   size_t max_heap;       /* bytes of live heap (objects and thread stacks); 0: no limit */
   int max_threads;       /* threads alive at once, main included; 0: no limit */
+  bool strict_shutdown;  /* main finishing while other threads live is a failure
+                            (io-sim's runSimStrictShutdown): SIM_FAILED, reported */
   bool profile;          /* count instructions by opcode, call path and thread (vm/profile.h) */
   bool no_prelude;       /* do not compile the standard library: for loading a
                             bytecode file, which carries its own copy      */
