@@ -934,6 +934,14 @@ next_thread:
     PEEK(0) = OBJ_VAL(tvar);
     DISPATCH();
   }
+  CASE(LABEL_NEW): {
+    /* the compiler emits this only after binding a constructor's result */
+    ObjString *name = AS_STRING(constants[READ_U16()]);
+    Value made = PEEK(0);
+    if (IS_TVAR(made) && !AS_TVAR(made)->label) AS_TVAR(made)->label = name;
+    else if (IS_MVAR(made) && !AS_MVAR(made)->label) AS_MVAR(made)->label = name;
+    DISPATCH();
+  }
   CASE(RUN_CALL): RUNTIME_ERROR("internal error: RUN_CALL is not an instruction");
 
   CASE(DELAY): {
