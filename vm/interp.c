@@ -895,6 +895,38 @@ next_thread:
     PEEK(0) = UNIT_VAL;
     DISPATCH();
   }
+  CASE(TRACE_TVAR): {
+    Value f = PEEK(0), target = PEEK(1);
+    if (!IS_TVAR(target)) {
+      STORE_FRAME();
+      Buffer what;
+      buf_init(&what);
+      value_show(&what, f, false);
+      rt_error(vm, "traceTVar needs a TVar and a function of (old, new): got %s and %s", value_type_name(target),
+               buf_text(&what));
+      buf_free(&what);
+      goto runtime_error;
+    }
+    int arity = IS_FUNCTION_CLOSURE(f) ? AS_CLOSURE(f)->proto->arity : IS_BUILTIN(f) ? AS_BUILTIN(f)->builtin->arity : -1;
+    if (arity != 2) {
+      STORE_FRAME();
+      Buffer what;
+      buf_init(&what);
+      value_show(&what, target, false);
+      if (arity < 0)
+        rt_error(vm, "traceTVar needs a function of 2 arguments (old, new) for %s, not %s", buf_text(&what),
+                 value_type_name(f));
+      else
+        rt_error(vm, "traceTVar needs a function of 2 arguments (old, new) for %s, but '%s' takes %d", buf_text(&what),
+                 obj_callable_name(f), arity);
+      buf_free(&what);
+      goto runtime_error;
+    }
+    AS_TVAR(target)->trace_fn = f;
+    thread->sp--;
+    PEEK(0) = UNIT_VAL;
+    DISPATCH();
+  }
   CASE(LABEL_TVAR): {
     Value label = PEEK(0), target = PEEK(1);
     if (!IS_TVAR(target)) RUNTIME_ERROR("labelTVar needs a TVar, not %s", value_type_name(target));
@@ -1297,11 +1329,60 @@ next_thread:
     DISPATCH();
   CASE(TX_COMMIT): {
     STORE_FRAME();
+    Value traces = stm_traced_writes(vm, thread);
+    PUSH(traces);
     stm_commit(vm, thread);
-    /* io-sim's fairness rule: every commit yields, behind the threads it woke
-     * and then the rest of the run queue */
-    sched_enqueue(vm, thread);
-    goto next_thread;
+    DISPATCH();
+  }
+  CASE(TX_TRACE): {
+    Value due = slots[2];
+    if (IS_NIL(due)) {
+      /* io-sim's fairness rule: every commit yields, behind the threads it
+       * woke and then the rest of the run queue; RETURN follows */
+      thread->sp = slots + 2;
+      ip += 3;
+      STORE_FRAME();
+      sched_enqueue(vm, thread);
+      goto next_thread;
+    }
+    Value entry = AS_CONS(due)->head;
+    slots[2] = AS_CONS(due)->tail;
+    Value f = AS_CONS(entry)->head, rest = AS_CONS(entry)->tail;
+    Value old = AS_CONS(rest)->head, now_value = AS_CONS(AS_CONS(rest)->tail)->head;
+    Value tvar = AS_CONS(AS_CONS(AS_CONS(rest)->tail)->tail)->head;
+    PUSH(tvar);
+    PUSH(f);
+    PUSH(old);
+    PUSH(now_value);
+    DISPATCH(); /* CALL 2 */
+  }
+  CASE(TX_TRACED): {
+    Value text = PEEK(0), tvar = PEEK(1);
+    if (IS_BLOCK_CLOSURE(text) || IS_ACTION(text)) {
+      Buffer name;
+      buf_init(&name);
+      value_show(&name, tvar, false);
+      rt_error(vm, "traceTVar's function for %s gave an action: it must compute a string from (old, new), "
+               "as fn(old, new) => show(old) ++ \" -> \" ++ show(new)", buf_text(&name));
+      buf_free(&name);
+      goto runtime_error;
+    }
+    if (traced(vm)) {
+      Buffer line;
+      buf_init(&line);
+      value_show(&line, tvar, false);
+      buf_append(&line, " ", 1);
+      Buffer shown;
+      buf_init(&shown);
+      value_show(&shown, text, false);
+      buf_append_quoted(&line, shown.data ? shown.data : "", shown.length);
+      buf_free(&shown);
+      vm_trace(vm, thread, "traceTVar %s", line.data);
+      buf_free(&line);
+    }
+    thread->sp -= 2;
+    ip -= 4; /* back to TX_TRACE */
+    DISPATCH();
   }
   CASE(TX_MARK):
     PUSH(INT_VAL(thread->undo_count));

@@ -194,6 +194,7 @@ static void blacken(GrayStack *gray, Obj *obj) {
       ObjTVar *tvar = (ObjTVar *)obj;
       mark_value(gray, tvar->value);
       mark_obj(gray, (Obj *)tvar->label);
+      mark_value(gray, tvar->trace_fn);
       for (int i = 0; i < tvar->waiter_count; i++) mark_obj(gray, (Obj *)tvar->waiters[i]);
       break;
     }

@@ -142,6 +142,7 @@ ObjTVar *obj_tvar(VM *vm, Value value) {
   tvar->timer.owner = &tvar->obj;
   tvar->timer.when = 0;
   tvar->timer.seq = 0;
+  tvar->trace_fn = UNIT_VAL;
   return tvar;
 }
 

@@ -162,6 +162,7 @@ typedef struct {
   int waiter_count;
   int waiter_capacity;
   Timer timer;           /* registerDelay's timer (kind TIMER_TVAR)         */
+  Value trace_fn;        /* traceTVar's f(old, new), or UNIT_VAL: none      */
 } ObjTVar;
 
 /* A heap continuation (-O0, io-sim's strategy): the frame a bind left,

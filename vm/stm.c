@@ -102,6 +102,41 @@ void stm_describe(Buffer *out, ObjTVar **tvars, int count) {
   }
 }
 
+Value stm_traced_writes(VM *vm, ObjThread *thread) {
+  /* each TVar's first undo entry holds its value from before the transaction */
+  uint64_t stamp = ++vm->transaction_counter;
+  int *firsts = NULL;
+  int count = 0, capacity = 0;
+  for (int i = 0; i < thread->undo_count; i++) {
+    ObjTVar *tvar = thread->undo[i].tvar;
+    if (IS_UNIT(tvar->trace_fn) || tvar->write_stamp == stamp) continue;
+    tvar->write_stamp = stamp;
+    GROW(firsts, count, capacity);
+    firsts[count++] = i;
+  }
+  /* build the list back to front; the undo log keeps the TVars and the old
+   * values reachable, the temporary roots what is built */
+  Value list = NIL_VAL;
+  gc_push_root(vm, list);
+  for (int k = count - 1; k >= 0; k--) {
+    UndoEntry *undo = &thread->undo[firsts[k]];
+    Value entry = OBJ_VAL(obj_cons(vm, OBJ_VAL(undo->tvar), NIL_VAL));
+    gc_push_root(vm, entry);
+    entry = OBJ_VAL(obj_cons(vm, undo->tvar->value, entry));
+    vm->temp_roots[vm->temp_root_count - 1] = entry;
+    entry = OBJ_VAL(obj_cons(vm, undo->old, entry));
+    vm->temp_roots[vm->temp_root_count - 1] = entry;
+    entry = OBJ_VAL(obj_cons(vm, undo->tvar->trace_fn, entry));
+    vm->temp_roots[vm->temp_root_count - 1] = entry;
+    list = OBJ_VAL(obj_cons(vm, entry, list));
+    gc_pop_root(vm);
+    vm->temp_roots[vm->temp_root_count - 1] = list;
+  }
+  gc_pop_root(vm);
+  free(firsts);
+  return list;
+}
+
 int stm_commit(VM *vm, ObjThread *thread) {
   /* the written TVars, each once, in the order first written */
   ObjTVar **written = NULL;

@@ -24,6 +24,11 @@ void stm_write(VM *vm, ObjThread *thread, ObjTVar *tvar, Value value);
 /* Undo the writes logged after position `mark` (0: all of them). */
 void stm_rollback(ObjThread *thread, int mark);
 
+/* Before committing: the writes to TVars with a traceTVar function, first
+ * written first, as a list of [f, old, new, tvar] lists (NIL_VAL: none);
+ * the interpreter calls each f(old, new) after the commit. May collect. */
+Value stm_traced_writes(VM *vm, ObjThread *thread);
+
 /* Commit: the writes stand, the waiters of the written TVars wake. Returns
  * how many threads woke. */
 int stm_commit(VM *vm, ObjThread *thread);

@@ -129,10 +129,15 @@ static ObjClosure *make_mask(VM *vm) {
                   /* 6: handler */ OP_MASK_UNWIND);
 }
 
-/* atomically(stm): slot 0 the transaction; the handler sees the exception in slot 1. */
+/* atomically(stm): slot 0 the transaction, slot 1 its result, slot 2 the
+ * traceTVar calls due after the commit, each made by TX_TRACE (slot 3 the
+ * TVar, then f, old, new) and CALL, and traced by TX_TRACED, which loops
+ * back; then the thread yields and RETURNs. The handler sees the exception
+ * in slot 1. */
 static ObjClosure *make_atomically(VM *vm) {
-  return INTERNAL(vm, "atomically", 4, 6, 1, OP_TX_BEGIN, OP_GET_LOCAL, 0, OP_BIND, OP_TX_COMMIT, OP_RETURN,
-                  /* 6: handler */ OP_TX_ABORT);
+  return INTERNAL(vm, "atomically", 8, 10, 1, OP_TX_BEGIN, OP_GET_LOCAL, 0, OP_BIND, OP_TX_COMMIT,
+                  /* 5: */ OP_TX_TRACE, OP_CALL, 2, OP_TX_TRACED, OP_RETURN,
+                  /* 10: handler */ OP_TX_ABORT);
 }
 
 /* orElse(a, b): slots 0 and 1 the branches, slot 2 the undo-log mark. */
