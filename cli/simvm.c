@@ -21,7 +21,10 @@ static const char usage_text[] =
     "options:\n"
     "  -q, --quiet        do not print say output\n"
     "  --trace            print the full event trace (time, thread, event)\n"
-    "                     instead of the bare say lines\n"
+    "                     instead of the bare say lines; the same as\n"
+    "                     --trace=user, which hides the prelude's internals\n"
+    "                     (masking in bracket, commits of the async library)\n"
+    "  --trace=all        the trace with the prelude's internals too\n"
     "  --result           print main's result after the run\n"
     "  --max-steps N      stop after N instructions\n"
     "  --max-time D       stop before simulated time passes D (e.g. 10s, 500ms)\n"
@@ -180,8 +183,13 @@ int main(int argc, char **argv) {
       return SIM_OK;
     } else if (strcmp(arg, "-q") == 0 || strcmp(arg, "--quiet") == 0) {
       quiet = true;
-    } else if (strcmp(arg, "--trace") == 0) {
+    } else if (strcmp(arg, "--trace") == 0 || strcmp(arg, "--trace=user") == 0) {
       config.trace = true;
+      config.trace_all = false;
+    } else if (strcmp(arg, "--trace=all") == 0) {
+      config.trace = config.trace_all = true;
+    } else if (strncmp(arg, "--trace=", 8) == 0) {
+      return usage_error("--trace= takes user or all, not '%s'", arg + 8);
     } else if (strcmp(arg, "--result") == 0) {
       print_result = true;
     } else if (strcmp(arg, "--strict-shutdown") == 0) {

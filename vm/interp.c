@@ -191,9 +191,10 @@ static bool unwind(VM *vm, ObjThread *thread, Value exc) {
 
 static const char *const mask_names[] = {"Unmasked", "MaskedInterruptible", "MaskedUninterruptible"};
 
-/* Change the masking state, tracing real changes. */
-static void set_mask(VM *vm, ObjThread *thread, MaskState mask) {
-  if (thread->mask != mask) vm_trace(vm, thread, "mask %s", mask_names[mask]);
+/* Change the masking state, tracing real changes (`internal`: by the
+ * prelude's code, see vm_trace_internal). */
+static void set_mask(VM *vm, ObjThread *thread, MaskState mask, bool internal) {
+  if (thread->mask != mask) vm_trace_internal(vm, thread, internal, "mask %s", mask_names[mask]);
   thread->mask = mask;
 }
 
@@ -391,15 +392,21 @@ static void emit_say(VM *vm, ObjThread *thread, Value what) {
   buf_free(&text);
 }
 
-/* Trace an event followed by a shown value ("throw ThreadKilled"). */
-static void trace_value(VM *vm, ObjThread *thread, const char *event, Value value, bool quote) {
+/* Trace an event followed by a shown value ("throw ThreadKilled");
+ * `internal` as for vm_trace_internal. */
+static void trace_value(VM *vm, ObjThread *thread, const char *event, Value value, bool quote, bool internal) {
   if (!traced(vm)) return;
   Buffer text;
   buf_init(&text);
   if (!value_show_bounded(&text, value, quote, TRACE_SHOW_LIMIT)) buf_append(&text, "...", 3);
-  vm_trace(vm, thread, "%s%s", event, buf_text(&text));
+  vm_trace_internal(vm, thread, internal, "%s%s", event, buf_text(&text));
   buf_free(&text);
 }
+
+/* The primitives whose trace events are internal when the prelude's code
+ * calls them: run from an action value, the value says who built it. */
+static const bool origin_ops[OP_COUNT] = {[OP_ATOMICALLY] = true, [OP_WITH_MASK] = true, [OP_CATCH] = true,
+                                          [OP_THROW] = true};
 
 /* ---- the loop ---- */
 
@@ -448,6 +455,7 @@ SimStatus INTERP_LOOP(VM *vm) {
   frame = NULL;
   ip = NULL;
   slots = constants = NULL;
+  bool from_action = false, action_prelude = false; /* see origin_ops */
   uint64_t steps = vm->steps;
   const uint64_t step_limit = vm->config.max_steps ? vm->config.max_steps : UINT64_MAX;
 
@@ -502,6 +510,9 @@ SimStatus INTERP_LOOP(VM *vm) {
     LOAD_FRAME();                                                          \
     DISPATCH();                                                            \
   } while (0)
+/* Whether the primitive running now (one of origin_ops) was called by the
+ * prelude's code: directly, or by running an action value it built. */
+#define CALLED_BY_PRELUDE() (from_action ? (from_action = false, action_prelude) : frame->closure->proto->prelude)
 #define CHECK(ok) \
   do {            \
     if (!(ok)) goto runtime_error; \
@@ -597,6 +608,7 @@ next_thread:
     const Builtin *builtin = &builtin_table[READ_BYTE()];
     STORE_FRAME();
     ObjAction *action = obj_action(vm, (uint8_t)builtin->op, builtin->arity, thread->sp - builtin->arity);
+    action->prelude = frame->closure->proto->prelude;
     thread->sp -= builtin->arity;
     PUSH(OBJ_VAL(action));
     DISPATCH();
@@ -779,7 +791,9 @@ next_thread:
       if (builtin->native) {
         CHECK(builtin->native(vm, thread->sp - argc, &result));
       } else {
-        result = OBJ_VAL(obj_action(vm, (uint8_t)builtin->op, argc, thread->sp - argc));
+        ObjAction *action = obj_action(vm, (uint8_t)builtin->op, argc, thread->sp - argc);
+        action->prelude = frame->closure->proto->prelude;
+        result = OBJ_VAL(action);
       }
       thread->sp -= argc + 1;
       PUSH(result);
@@ -841,6 +855,10 @@ next_thread:
       STORE_FRAME();
       if (!thread_reserve(vm, thread, primitive->argc + 1)) RUNTIME_ERROR("stack overflow");
       for (int i = 0; i < primitive->argc; i++) PUSH(primitive->args[i]);
+      if (origin_ops[primitive->op]) {
+        from_action = true;
+        action_prelude = primitive->prelude;
+      }
       if (primitive->op != OP_RUN_CALL) EXECUTE(primitive->op);
       /* a suspended call: the closure and its arguments become the frame's slots */
       ObjClosure *closure = AS_CLOSURE(primitive->args[0]);
@@ -937,11 +955,12 @@ next_thread:
     DISPATCH();
   }
   CASE(ATOMICALLY): {
+    bool internal = CALLED_BY_PRELUDE();
     if (thread->in_transaction) RUNTIME_ERROR("atomically inside atomically: transactions do not nest");
     Value action = PEEK(0);
     if (!IS_BLOCK_CLOSURE(action) && !IS_ACTION(action))
       RUNTIME_ERROR("atomically needs a transaction to run, not %s", value_type_name(action));
-    ENTER_INTERNAL(vm->atomically_closure, 1);
+    ENTER_INTERNAL(internal ? vm->prelude_atomically : vm->atomically_closure, 1);
   }
   CASE(RETRY):
     IN_TRANSACTION("retry");
@@ -1099,23 +1118,26 @@ next_thread:
     goto next_thread;
   }
   CASE(THROW): {
+    bool internal = CALLED_BY_PRELUDE();
     exc = POP();
     PUSH(UNIT_VAL);
     STORE_FRAME();
     interp_note_raise(vm, thread, exc, NULL);
-    trace_value(vm, thread, "throw ", exc, true);
+    trace_value(vm, thread, "throw ", exc, true, internal);
     goto throw_exception;
   }
   CASE(CATCH): {
+    bool internal = CALLED_BY_PRELUDE();
     NOT_IN_TRANSACTION("catch");
     Value handler = PEEK(0), action = PEEK(1);
     if (!IS_BLOCK_CLOSURE(action) && !IS_ACTION(action))
       RUNTIME_ERROR("catch needs an action to run, not %s", value_type_name(action));
     if (!IS_FUNCTION_CLOSURE(handler) && !IS_BUILTIN(handler))
       RUNTIME_ERROR("catch needs a handler function, not %s", value_type_name(handler));
-    ENTER_INTERNAL(vm->catch_closure, 2);
+    ENTER_INTERNAL(internal ? vm->prelude_catch : vm->catch_closure, 2);
   }
   CASE(WITH_MASK): {
+    bool internal = CALLED_BY_PRELUDE();
     NOT_IN_TRANSACTION("withMaskingState");
     Value action = PEEK(0);
     int state = IS_INT(PEEK(1)) ? (int)AS_INT(PEEK(1)) : mask_from_name(PEEK(1));
@@ -1124,7 +1146,7 @@ next_thread:
     if (!IS_BLOCK_CLOSURE(action) && !IS_ACTION(action))
       RUNTIME_ERROR("withMaskingState needs an action to run, not %s", value_type_name(action));
     PEEK(1) = INT_VAL(state);
-    ENTER_INTERNAL(vm->mask_closure, 2);
+    ENTER_INTERNAL(internal ? vm->prelude_mask : vm->mask_closure, 2);
   }
   CASE(GET_MASK): {
     NOT_IN_TRANSACTION("getMaskingState");
@@ -1164,7 +1186,7 @@ next_thread:
     INTERRUPTIBLE_POINT();
     PEEK(0) = UNIT_VAL; /* replaced by the value when a put hands it over */
     mvar_wait(vm, AS_MVAR(target), thread, op == OP_TAKE_MVAR ? BLOCKED_TAKE : BLOCKED_READ, UNIT_VAL);
-    trace_value(vm, thread, op == OP_TAKE_MVAR ? "takeMVar blocked on " : "readMVar blocked on ", target, false);
+    trace_value(vm, thread, op == OP_TAKE_MVAR ? "takeMVar blocked on " : "readMVar blocked on ", target, false, false);
     goto next_thread;
   }
   CASE(PUT_MVAR): {
@@ -1181,7 +1203,7 @@ next_thread:
     thread->sp--;
     PEEK(0) = UNIT_VAL;
     mvar_wait(vm, AS_MVAR(target), thread, BLOCKED_PUT, value);
-    trace_value(vm, thread, "putMVar blocked on ", target, false);
+    trace_value(vm, thread, "putMVar blocked on ", target, false, false);
     goto next_thread;
   }
   CASE(TRY_TAKE_MVAR): {
@@ -1283,18 +1305,18 @@ next_thread:
   CASE(CATCH_HANDLER): {
     /* slot 2 holds the exception (any, a timeout's interrupt included, as in GHC) */
     exc = PEEK(0);
-    trace_value(vm, thread, "caught ", exc, true);
+    trace_value(vm, thread, "caught ", exc, true, frame->closure->proto->prelude);
     /* handlers run with exceptions masked (at least interruptibly), as in GHC */
     PUSH(INT_VAL(thread->mask == MASK_NONE ? MASK_INTERRUPTIBLE : thread->mask));
     DISPATCH();
   }
   CASE(MASK_PUSH): {
     PUSH(INT_VAL(thread->mask));
-    set_mask(vm, thread, (MaskState)AS_INT(slots[0]));
+    set_mask(vm, thread, (MaskState)AS_INT(slots[0]), frame->closure->proto->prelude);
     DISPATCH();
   }
   CASE(MASK_POP): {
-    set_mask(vm, thread, (MaskState)AS_INT(slots[2]));
+    set_mask(vm, thread, (MaskState)AS_INT(slots[2]), frame->closure->proto->prelude);
     if (thread->mask == MASK_NONE && thread->pending_count) {
       STORE_FRAME();
       exc = sched_take_pending(vm, thread);
@@ -1303,7 +1325,7 @@ next_thread:
     DISPATCH();
   }
   CASE(MASK_UNWIND): {
-    set_mask(vm, thread, (MaskState)AS_INT(slots[2]));
+    set_mask(vm, thread, (MaskState)AS_INT(slots[2]), frame->closure->proto->prelude);
     exc = PEEK(0);
     STORE_FRAME();
     goto throw_exception;
@@ -1331,7 +1353,7 @@ next_thread:
     STORE_FRAME();
     Value traces = stm_traced_writes(vm, thread);
     PUSH(traces);
-    stm_commit(vm, thread);
+    stm_commit(vm, thread, frame->closure->proto->prelude);
     DISPATCH();
   }
   CASE(TX_TRACE): {

@@ -118,6 +118,9 @@ static void mark_roots(VM *vm, GrayStack *gray) {
   mark_obj(gray, (Obj *)vm->catch_closure);
   mark_obj(gray, (Obj *)vm->mask_closure);
   mark_obj(gray, (Obj *)vm->atomically_closure);
+  mark_obj(gray, (Obj *)vm->prelude_catch);
+  mark_obj(gray, (Obj *)vm->prelude_mask);
+  mark_obj(gray, (Obj *)vm->prelude_atomically);
   mark_obj(gray, (Obj *)vm->or_else_closure);
   mark_obj(gray, (Obj *)vm->resume_closure);
   mark_obj(gray, (Obj *)vm->retry_signal);

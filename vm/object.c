@@ -74,6 +74,7 @@ ObjProto *obj_proto(VM *vm, ProtoKind kind, const char *file, int line) {
   proto->name = NULL;
   proto->file = file;
   proto->line = line;
+  proto->prelude = strcmp(file, PRELUDE_FILE) == 0;
   return proto;
 }
 
@@ -95,6 +96,7 @@ ObjAction *obj_action(VM *vm, uint8_t op, int argc, const Value *args) {
   ObjAction *action = ALLOCATE(vm, ObjAction, (size_t)argc * sizeof(Value), OBJ_ACTION);
   action->op = op;
   action->argc = (uint8_t)argc;
+  action->prelude = false;
   for (int i = 0; i < argc; i++) action->args[i] = args[i];
   return action;
 }

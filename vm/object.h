@@ -87,6 +87,8 @@ typedef struct {
   ObjString *name;    /* "fib", "<block>", "<lambda>"                      */
   const char *file;   /* owned by the VM's source list                     */
   int line;
+  bool prelude;       /* the prelude's code: the catch, mask and atomically it
+                         calls make internal trace events (--trace=user)    */
 } ObjProto;
 
 typedef struct {
@@ -107,6 +109,7 @@ typedef struct {
   Obj obj;
   uint8_t op;         /* a primitive opcode: OP_DELAY, OP_SAY ...          */
   uint8_t argc;
+  bool prelude;       /* built by the prelude's code (ObjProto.prelude)    */
   Value args[];
 } ObjAction;
 

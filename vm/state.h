@@ -70,6 +70,9 @@ struct VM {
   ObjClosure *catch_closure;    /* the body of catch(act, handler)               */
   ObjClosure *mask_closure;     /* the body of withMaskingState(state, act)      */
   ObjClosure *atomically_closure; /* the body of atomically(stm)                 */
+  ObjClosure *prelude_catch;    /* the same three for calls made by the prelude's */
+  ObjClosure *prelude_mask;     /* code: their events are internal (their protos  */
+  ObjClosure *prelude_atomically; /* are marked `prelude`; see vm_trace_internal) */
   ObjClosure *or_else_closure;  /* the body of orElse(a, b)                      */
   ObjClosure *resume_closure;   /* -O0: [BIND, RESUME] stands for a heap continuation */
   ObjException *retry_signal;   /* raised by retry(), caught by orElse/atomically */
@@ -115,6 +118,13 @@ void vm_report(VM *vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 /* Emit one trace line for `thread` (NULL: the scheduler) at the current time,
  * if tracing is on; counts the event either way. */
 void vm_trace(VM *vm, ObjThread *thread, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* The same for an event that may be one of the prelude's internals (the
+ * masking of bracket, the commits of the async library ...): when
+ * `internal`, the text trace shows it only with trace_all (--trace=all).
+ * JSON lines and the timeline have every event; every event is counted. */
+void vm_trace_internal(VM *vm, ObjThread *thread, bool internal, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* For events whose text is costly to build: true when it will be printed,
  * in which case the caller calls vm_trace (which counts it); otherwise the

@@ -137,7 +137,7 @@ Value stm_traced_writes(VM *vm, ObjThread *thread) {
   return list;
 }
 
-int stm_commit(VM *vm, ObjThread *thread) {
+int stm_commit(VM *vm, ObjThread *thread, bool internal) {
   /* the written TVars, each once, in the order first written */
   ObjTVar **written = NULL;
   int count = 0, capacity = 0;
@@ -159,7 +159,7 @@ int stm_commit(VM *vm, ObjThread *thread) {
       buf_append(&text, ": wrote ", 8);
       stm_describe(&text, written, count);
     }
-    vm_trace(vm, thread, "committed%s", text.data ? text.data : "");
+    vm_trace_internal(vm, thread, internal, "committed%s", text.data ? text.data : "");
     buf_free(&text);
   }
   int woken = stm_wake_readers(vm, written, count);

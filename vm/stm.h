@@ -30,8 +30,9 @@ void stm_rollback(ObjThread *thread, int mark);
 Value stm_traced_writes(VM *vm, ObjThread *thread);
 
 /* Commit: the writes stand, the waiters of the written TVars wake. Returns
- * how many threads woke. */
-int stm_commit(VM *vm, ObjThread *thread);
+ * how many threads woke. `internal`: an atomically of the prelude's code
+ * (its event is hidden from --trace=user). */
+int stm_commit(VM *vm, ObjThread *thread, bool internal);
 
 /* After a retry (the writes rolled back): block the thread until a TVar of
  * its read set is written. */

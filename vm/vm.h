@@ -37,6 +37,8 @@ typedef struct {
   bool timeline;         /* record a timeline for vm_write_timeline (--timeline) */
   void *user;
   bool trace;            /* emit the full event trace (say events included) */
+  bool trace_all;        /* ... prelude internals too (--trace=all); by default the
+                            text trace hides them (vm_trace_prelude)        */
   uint64_t max_steps;    /* instructions; 0: no limit                       */
   int64_t max_time;      /* simulated nanoseconds; < 0: no limit            */
   size_t max_heap;       /* bytes of live heap (objects and thread stacks); 0: no limit */

@@ -58,9 +58,11 @@ static void test_mask_restored_on_normal_exit(void **state) {
                           "end: Unmasked\n");
 }
 
-/* The trace shows each change of state and nothing for a no-op. */
+/* The trace shows each change of state and nothing for a no-op (all of
+ * them with --trace=all: mask_ is the prelude's). */
 static void test_mask_trace(void **state) {
   UnitVM *u = *state;
+  u->vm->config.trace_all = true;
   assert_runs_with_output(u,
                           "main = {\n"
                           "  mask_(mask_(uninterruptibleMask_(return ())))\n"
@@ -73,6 +75,44 @@ static void test_mask_trace(void **state) {
                     "       0ns  main         mask MaskedInterruptible\n"
                     "       0ns  main         mask Unmasked\n"
                     "       0ns  main         exit\n");
+}
+
+/* How many times `needle` occurs in `haystack`. */
+static int count_occurrences(const char *haystack, const char *needle) {
+  int n = 0;
+  for (const char *s = strstr(haystack, needle); s; s = strstr(s + 1, needle)) n++;
+  return n;
+}
+
+/* --trace=user, the default, hides the masking the prelude's code does
+ * (mask_, bracket, try's handler), but not withMaskingState called by the
+ * script, nor a script's own catch; --trace=all shows them all. */
+static void test_mask_trace_user(void **state) {
+  UnitVM *u = *state;
+  const char *source = "main = {\n"
+                       "  mask_(withMaskingState(\"MaskedUninterruptible\", return ()))\n"
+                       "  r <- try(throw(\"x\"))\n"
+                       "  catch(throw(\"y\"), fn(e) => return ())\n"
+                       "  bracket(return 1, fn(x) => return (), fn(x) => return x)\n"
+                       "}\n";
+  assert_runs_with_output(u, source, "");
+  assert_text_equal(unit_text(&u->trace),
+                    "       0ns  main         mask MaskedUninterruptible\n"
+                    "       0ns  main         mask MaskedInterruptible\n"
+                    "       0ns  main         throw \"x\"\n"
+                    "       0ns  main         throw \"y\"\n"
+                    "       0ns  main         caught \"y\"\n"
+                    "       0ns  main         mask MaskedInterruptible\n"
+                    "       0ns  main         mask Unmasked\n"
+                    "       0ns  main         exit\n");
+  unit_text_clear(&u->trace);
+  u->vm->config.trace_all = true;
+  assert_status(vm_run(u->vm), SIM_OK, u);
+  const char *all = unit_text(&u->trace);
+  assert_contains(all, "       0ns  main         mask MaskedInterruptible\n"
+                       "       0ns  main         mask MaskedUninterruptible\n");
+  assert_contains(all, "       0ns  main         caught \"x\"\n");
+  assert_int_equal(count_occurrences(all, "mask "), 12);
 }
 
 /* Leaving mask/withMaskingState by an exception restores the state each
@@ -291,6 +331,7 @@ static void test_pending_timeout_withdrawn_when_unwound(void **state) {
  * its own is raised. */
 static void test_pending_raised_on_unmask(void **state) {
   UnitVM *u = *state;
+  u->vm->config.trace_all = true; /* the masking of mask_ and try too */
   assert_runs_with_output(u,
                           "main = {\n"
                           "  t <- fork(catch({\n"
@@ -612,6 +653,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_mask_restored_on_normal_exit, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_mask_trace, unit_setup_vm_traced, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_mask_trace_user, unit_setup_vm_traced, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_mask_restored_by_exception, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_uncaught_exception_in_mask, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_handler_masking_state, unit_setup_vm, unit_teardown_vm),

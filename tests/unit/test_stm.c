@@ -294,7 +294,7 @@ static void test_commit_wakes_in_block_order_once(void **state) {
   stm_write(vm, committer, a, INT_VAL(2));
   stm_write(vm, committer, a, INT_VAL(3));
   stm_write(vm, committer, b, INT_VAL(4));
-  int woken = stm_commit(vm, committer);
+  int woken = stm_commit(vm, committer, false);
 
   assert_int_equal(woken, 3);
   assert_string_equal(unit_run_queue_ids(vm), "3 1 2");
@@ -329,11 +329,11 @@ static void test_commit_without_waiters(void **state) {
 
   stm_begin(vm, committer);
   stm_read(vm, committer, a);
-  assert_int_equal(stm_commit(vm, committer), 0);
+  assert_int_equal(stm_commit(vm, committer, false), 0);
 
   stm_begin(vm, committer);
   stm_write(vm, committer, b, INT_VAL(1));
-  assert_int_equal(stm_commit(vm, committer), 0);
+  assert_int_equal(stm_commit(vm, committer, false), 0);
   assert_int_equal(vm->run_queue.count, 0);
   assert_string_equal(waiter_ids(a), "1");
   assert_int_equal(tvar_int(b), 1);
@@ -341,7 +341,7 @@ static void test_commit_without_waiters(void **state) {
   /* writing the value a TVar already holds is still a write (io-sim's rule) */
   stm_begin(vm, committer);
   stm_write(vm, committer, a, INT_VAL(0));
-  assert_int_equal(stm_commit(vm, committer), 1);
+  assert_int_equal(stm_commit(vm, committer, false), 1);
   assert_string_equal(unit_run_queue_ids(vm), "1");
   assert_int_equal(a->waiter_count, 0);
 }
