@@ -198,6 +198,7 @@ static void blacken(GrayStack *gray, Obj *obj) {
       mark_value(gray, tvar->value);
       mark_obj(gray, (Obj *)tvar->label);
       mark_value(gray, tvar->trace_fn);
+      mark_obj(gray, (Obj *)tvar->last_writer);
       for (int i = 0; i < tvar->waiter_count; i++) mark_obj(gray, (Obj *)tvar->waiters[i]);
       break;
     }
@@ -207,6 +208,8 @@ static void blacken(GrayStack *gray, Obj *obj) {
       mark_obj(gray, (Obj *)mvar->label);
       for (ObjThread *t = mvar->takers_head; t; t = t->wait_next) mark_obj(gray, (Obj *)t);
       for (ObjThread *t = mvar->putters_head; t; t = t->wait_next) mark_obj(gray, (Obj *)t);
+      mark_obj(gray, (Obj *)mvar->last_taker);
+      mark_obj(gray, (Obj *)mvar->last_putter);
       break;
     }
   }

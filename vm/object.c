@@ -129,6 +129,7 @@ ObjMVar *obj_mvar(VM *vm, bool full, Value value) {
   mvar->label = NULL;
   mvar->takers_head = mvar->takers_tail = NULL;
   mvar->putters_head = mvar->putters_tail = NULL;
+  mvar->last_taker = mvar->last_putter = NULL;
   return mvar;
 }
 
@@ -145,6 +146,7 @@ ObjTVar *obj_tvar(VM *vm, Value value) {
   tvar->timer.when = 0;
   tvar->timer.seq = 0;
   tvar->trace_fn = UNIT_VAL;
+  tvar->last_writer = NULL;
   return tvar;
 }
 

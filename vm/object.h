@@ -152,6 +152,8 @@ typedef struct {
   ObjString *label;    /* labelMVar, or NULL */
   ObjThread *takers_head, *takers_tail;   /* takeMVar and readMVar, in order */
   ObjThread *putters_head, *putters_tail; /* putMVar, in order               */
+  ObjThread *last_taker;   /* who last took its value, or NULL: the deadlock */
+  ObjThread *last_putter;  /* report's wait-for edges                        */
 } ObjMVar;
 
 /* A TVar: a variable read and written only by transactions (vm/stm.h). */
@@ -166,6 +168,7 @@ typedef struct {
   int waiter_capacity;
   Timer timer;           /* registerDelay's timer (kind TIMER_TVAR)         */
   Value trace_fn;        /* traceTVar's f(old, new), or UNIT_VAL: none      */
+  ObjThread *last_writer; /* whose commit last wrote it (NULL: none, or a timer) */
 } ObjTVar;
 
 /* A heap continuation (-O0, io-sim's strategy): the frame a bind left,

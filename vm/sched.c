@@ -231,6 +231,7 @@ static void fire_timers(VM *vm) {
     if (vm->due[i]->kind != TIMER_TVAR) continue;
     ObjTVar *tvar = (ObjTVar *)vm->due[i]->owner;
     tvar->value = BOOL_VAL(true);
+    tvar->last_writer = NULL;
     written = xrealloc(written, (size_t)(written_count + 1) * sizeof *written);
     written[written_count++] = tvar;
   }
@@ -292,6 +293,8 @@ static void describe_place(VM *vm, Buffer *out, const ObjThread *t) {
     buf_printf(out, " (it has not started)");
 }
 
+static void describe_last(Buffer *out, const ObjThread *t);
+
 /* "  thread 1 (worker) is blocked in takeMVar on <mvar m> at x.sim:4\n" */
 static void describe_thread(VM *vm, Buffer *out, const ObjThread *t) {
   buf_printf(out, "  thread ");
@@ -303,6 +306,7 @@ static void describe_thread(VM *vm, Buffer *out, const ObjThread *t) {
     buf_printf(out, " is runnable");
   }
   describe_place(vm, out, t);
+  if (t->state == THREAD_BLOCKED) describe_last(out, t);
   buf_append(out, "\n", 1);
 }
 
@@ -313,14 +317,176 @@ static ObjThread *oldest_live(VM *vm) {
   return oldest;
 }
 
-/* Name every blocked thread, oldest first, with what it waits on and where. */
+/* ---- the wait-for graph (io-sim issue #219) ----
+ * A blocked thread waits for the thread that could let it go on: the one
+ * that last took the value of the empty MVar it takes (or reads), that
+ * last put the value of the full MVar it puts to, that last wrote a TVar
+ * its transaction retried on, or the target of its throwTo. */
+
+typedef struct {
+  ObjThread *to;      /* NULL: no thread (never taken, written ...)  */
+  Obj *via;           /* the MVar or TVar, NULL for throwTo          */
+} WaitEdge;
+
+/* The edges of a blocked thread, into *edges (malloc'd); how many. */
+static int wait_edges(const ObjThread *t, WaitEdge **edges) {
+  *edges = NULL;
+  switch (t->blocked_on) {
+    case BLOCKED_TAKE:
+    case BLOCKED_READ:
+    case BLOCKED_PUT: {
+      ObjMVar *mvar = (ObjMVar *)t->wait_object;
+      *edges = xrealloc(NULL, sizeof(WaitEdge));
+      (*edges)[0] = (WaitEdge){t->blocked_on == BLOCKED_PUT ? mvar->last_putter : mvar->last_taker, &mvar->obj};
+      return 1;
+    }
+    case BLOCKED_THROW:
+      *edges = xrealloc(NULL, sizeof(WaitEdge));
+      (*edges)[0] = (WaitEdge){(ObjThread *)t->wait_object, NULL};
+      return 1;
+    case BLOCKED_STM:
+      if (!t->read_count) return 0;
+      *edges = xrealloc(NULL, (size_t)t->read_count * sizeof(WaitEdge));
+      for (int i = 0; i < t->read_count; i++) (*edges)[i] = (WaitEdge){t->reads[i]->last_writer, &t->reads[i]->obj};
+      return t->read_count;
+    default:
+      return 0;
+  }
+}
+
+/* "last taken by 1 (worker)", "last written by main" ... for an edge of `t`. */
+static void describe_edge(Buffer *out, const ObjThread *t, const WaitEdge *edge) {
+  if (!edge->via) {
+    buf_printf(out, "waits to throw to ");
+    thread_name(out, edge->to);
+    return;
+  }
+  buf_printf(out, "waits for ");
+  value_show(out, OBJ_VAL(edge->via), false);
+  const char *verb = t->blocked_on == BLOCKED_PUT ? "put" : t->blocked_on == BLOCKED_STM ? "written" : "taken";
+  buf_printf(out, ", last %s by ", verb);
+  thread_name(out, edge->to);
+}
+
+/* What the thread line adds: who last acted on what it waits for,
+ * "; last taken by 1 (worker)", "; never written" (each TVar named when
+ * it waits on several). */
+static void describe_last(Buffer *out, const ObjThread *t) {
+  WaitEdge *edges;
+  int count = wait_edges(t, &edges);
+  for (int i = 0; i < count; i++) {
+    if (!edges[i].via) continue; /* throwTo names its target already */
+    buf_append(out, i ? ", " : "; ", 2);
+    if (count > 1) {
+      value_show(out, OBJ_VAL(edges[i].via), false);
+      buf_append(out, " ", 1);
+    }
+    if (!edges[i].to) {
+      buf_printf(out, t->blocked_on == BLOCKED_PUT   ? "full from the start"
+                      : t->blocked_on == BLOCKED_STM ? "never written"
+                                                     : "never filled");
+      continue;
+    }
+    const char *verb = t->blocked_on == BLOCKED_PUT ? "put" : t->blocked_on == BLOCKED_STM ? "written" : "taken";
+    buf_printf(out, "last %s by ", verb);
+    thread_name(out, edges[i].to);
+    if (edges[i].to->state == THREAD_DONE) buf_printf(out, ", which has ended");
+  }
+  free(edges);
+}
+
+#define MAX_CYCLES 10
+
+static int target_of(const ObjThread *to, const int *index, int serials, ObjThread *const *threads) {
+  if (!to || to->serial < 0 || to->serial > serials) return -1;
+  int i = index[to->serial];
+  return i >= 0 && threads[i] == to ? i : -1;
+}
+
+/* Print each cycle of the wait-for graph among `count` threads (oldest
+ * first) that a depth-first search meets, at most MAX_CYCLES, from its
+ * oldest thread: "main waits for <mvar a>, last taken by 1, which ...". */
+static void report_cycles(VM *vm, Buffer *out, ObjThread **threads, int count) {
+  /* index by creation serial */
+  int *index = xrealloc(NULL, (size_t)(vm->thread_serial + 1) * sizeof(int));
+  for (int i = 0; i <= vm->thread_serial; i++) index[i] = -1;
+  for (int i = 0; i < count; i++) index[threads[i]->serial] = i;
+  WaitEdge **edges = xrealloc(NULL, (size_t)count * sizeof *edges);
+  int *edge_count = xrealloc(NULL, (size_t)count * sizeof(int));
+  char *color = calloc((size_t)count, 1); /* 0 new, 1 on the path, 2 done */
+  int *path = xrealloc(NULL, (size_t)count * sizeof(int)), *next = xrealloc(NULL, (size_t)count * sizeof(int));
+  for (int i = 0; i < count; i++) edge_count[i] = wait_edges(threads[i], &edges[i]);
+  int cycles = 0;
+  /* the thread an edge leads to, if it is one of `threads` (a thread that
+   * has ended cannot be on a cycle) */
+#define TARGET(node, e) target_of(edges[node][e].to, index, vm->thread_serial, threads)
+  for (int root = 0; root < count && cycles < MAX_CYCLES; root++) {
+    if (color[root]) continue;
+    int depth = 0;
+    path[depth] = root;
+    next[depth] = 0;
+    color[root] = 1;
+    while (depth >= 0 && cycles < MAX_CYCLES) {
+      int node = path[depth];
+      if (next[depth] == edge_count[node]) {
+        color[node] = 2;
+        depth--;
+        continue;
+      }
+      int e = next[depth]++;
+      int to = TARGET(node, e);
+      if (to < 0 || color[to] == 2) continue;
+      if (color[to] == 0) {
+        color[to] = 1;
+        depth++;
+        path[depth] = to;
+        next[depth] = 0;
+        continue;
+      }
+      /* a cycle: from `to`, on the path, down to `node` and back */
+      int start = depth;
+      while (path[start] != to) start--;
+      buf_printf(out, "  cycle: ");
+      for (int k = start; k <= depth; k++) {
+        int at = path[k];
+        const WaitEdge *edge = k == depth ? &edges[at][e] : &edges[at][next[k] - 1];
+        if (k == start) thread_name(out, threads[at]);
+        buf_append(out, " ", 1);
+        describe_edge(out, threads[at], edge);
+        if (k < depth) buf_printf(out, ", which");
+      }
+      buf_append(out, "\n", 1);
+      cycles++;
+    }
+  }
+#undef TARGET
+  for (int i = 0; i < count; i++) free(edges[i]);
+  free(edges);
+  free(edge_count);
+  free(color);
+  free(path);
+  free(next);
+  free(index);
+}
+
+/* Name every blocked thread, oldest first, with what it waits on, where,
+ * and who last acted on it; then the cycles among them. */
 static void report_deadlock(VM *vm) {
   Buffer out;
   buf_init(&out);
   buf_printf(&out, "simvm: deadlock at ");
   duration_show(&out, vm->now);
   buf_printf(&out, ": no thread can run and no timer is set\n");
-  for (ObjThread *t = oldest_live(vm); t; t = t->live_prev) describe_thread(vm, &out, t);
+  int count = 0;
+  for (ObjThread *t = vm->live; t; t = t->live_next) count++;
+  ObjThread **threads = xrealloc(NULL, (size_t)(count ? count : 1) * sizeof *threads);
+  count = 0;
+  for (ObjThread *t = oldest_live(vm); t; t = t->live_prev) {
+    threads[count++] = t;
+    describe_thread(vm, &out, t);
+  }
+  report_cycles(vm, &out, threads, count);
+  free(threads);
   if (vm->config.write_error) vm->config.write_error(vm->config.user, out.data, out.length);
   buf_free(&out);
 }

@@ -146,6 +146,7 @@ int stm_commit(VM *vm, ObjThread *thread, bool internal) {
     ObjTVar *tvar = thread->undo[i].tvar;
     if (tvar->write_stamp == stamp) continue;
     tvar->write_stamp = stamp;
+    tvar->last_writer = thread;
     GROW(written, count, capacity);
     written[count++] = tvar;
   }

@@ -473,7 +473,7 @@ static void test_blocked_thrower_in_deadlock_report(void **state) {
                    SIM_DEADLOCK,
                    "simvm: deadlock at 1us: no thread can run and no timer is set\n"
                    "  thread main is blocked in throwTo 1 (stuck) (it has exceptions masked) at test.sim:6\n"
-                   "  thread 1 (stuck) is blocked in takeMVar on <mvar m> at test.sim:3\n");
+                   "  thread 1 (stuck) is blocked in takeMVar on <mvar m> at test.sim:3; never filled\n");
 }
 
 /* A thrower blocked on a masked target is woken when the target ends
@@ -561,7 +561,7 @@ static void test_kill_in_delay_cancels_timer(void **state) {
                    "}\n",
                    SIM_DEADLOCK,
                    "simvm: deadlock at 1us: no thread can run and no timer is set\n"
-                   "  thread main is blocked in takeMVar on <mvar m> at test.sim:6\n");
+                   "  thread main is blocked in takeMVar on <mvar m> at test.sim:6; never filled\n");
   assert_int_equal(u->vm->timers.count, 0);
   assert_int_equal(vm_now(u->vm), US);
   assert_text_equal(unit_text(&u->out), "");

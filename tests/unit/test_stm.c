@@ -640,7 +640,7 @@ static void test_retry_on_nothing_deadlocks(void **state) {
                    SIM_DEADLOCK,
                    "simvm: deadlock at 1us: no thread can run and no timer is set\n"
                    "  thread main is blocked in atomically (retry) on no TVar at all at test.sim:7\n"
-                   "  thread 1 is blocked in atomically (retry) on <tvar never> at test.sim:5\n");
+                   "  thread 1 is blocked in atomically (retry) on <tvar never> at test.sim:5; never written\n");
 }
 
 /* Effects other than TVars are refused inside a transaction; TVar
