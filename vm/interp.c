@@ -1280,7 +1280,10 @@ next_thread:
       vm_trace(vm, thread, "timeout %s", text.data);
       buf_free(&text);
     }
-    DISPATCH();
+    /* starting a timeout yields, as io-sim's StartTimeout does; the action
+     * runs when the thread's turn comes again */
+    sched_enqueue(vm, thread);
+    goto next_thread;
   }
   CASE(TIMEOUT_DISARM): {
     if (IS_TIMEOUT(slots[2])) sched_disarm_timeout(vm, AS_TIMEOUT(slots[2]));
