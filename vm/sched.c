@@ -222,9 +222,8 @@ static void fire_timers(VM *vm) {
     vm->due[count++] = timer_heap_pop(&vm->timers);
   }
   vm->stats.timers_fired += (uint64_t)count;
-  for (int i = 0; i < count; i++)
-    if (vm->due[i]->kind == TIMER_DELAY) sched_wake(vm, (ObjThread *)vm->due[i]->owner);
-  /* registerDelay: set every TVar due, then wake their readers in block order */
+  /* as io-sim: registerDelay's TVars first (set, then their readers woken,
+   * TVar by TVar), then the delays, then the timeouts */
   ObjTVar **written = NULL;
   int written_count = 0;
   for (int i = 0; i < count; i++) {
@@ -237,6 +236,8 @@ static void fire_timers(VM *vm) {
   }
   if (written_count) stm_wake_readers(vm, written, written_count);
   free(written);
+  for (int i = 0; i < count; i++)
+    if (vm->due[i]->kind == TIMER_DELAY) sched_wake(vm, (ObjThread *)vm->due[i]->owner);
   for (int i = 0; i < count; i++) {
     if (vm->due[i]->kind != TIMER_TIMEOUT) continue;
     ObjTimeout *timeout = (ObjTimeout *)vm->due[i]->owner;

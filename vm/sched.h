@@ -2,8 +2,9 @@
  *
  * A FIFO run queue; a thread runs until it blocks, yields or ends. When the
  * queue is empty the clock jumps to the earliest timer, and every timer due
- * at that instant fires: first the delays, waking their threads in timer
- * order, then the timeouts, whose interrupts queue behind the woken threads
+ * at that instant fires, as in io-sim: first registerDelay's TVars (waking
+ * their readers), then the delays, waking their threads in timer order,
+ * then the timeouts, whose interrupts queue behind the woken threads
  * (io-sim forks a thread to throw each one). See docs/SEMANTICS.md. */
 #ifndef SIMVM_SCHED_H
 #define SIMVM_SCHED_H

@@ -62,12 +62,9 @@ typedef struct {
   ObjTVar *by;
 } Waking;
 
-static int by_block_order(const void *a, const void *b) {
-  uint64_t x = ((const Waking *)a)->thread->block_seq, y = ((const Waking *)b)->thread->block_seq;
-  return (x > y) - (x < y);
-}
-
 int stm_wake_readers(VM *vm, ObjTVar **written, int count) {
+  /* io-sim's order: TVar by TVar as written, each one's waiters in the
+   * order they blocked, every thread once */
   Waking *woken = NULL;
   int woken_count = 0, woken_capacity = 0;
   for (int i = 0; i < count; i++) {
@@ -81,7 +78,6 @@ int stm_wake_readers(VM *vm, ObjTVar **written, int count) {
       woken[woken_count++] = (Waking){t, tvar};
     }
   }
-  if (woken_count > 1) qsort(woken, (size_t)woken_count, sizeof *woken, by_block_order);
   for (int i = 0; i < woken_count; i++) {
     stm_cancel_wait(woken[i].thread);
     Buffer why;

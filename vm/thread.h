@@ -92,7 +92,7 @@ struct ObjThread {
   ObjTVar **reads;         /* the read set, each TVar once                */
   int read_count;
   int read_capacity;
-  uint64_t block_seq;      /* when it blocked in retry: waking order      */
+  uint64_t block_seq;      /* when it blocked in retry                    */
 
   Pending *pending;        /* asynchronous exceptions not yet raised, FIFO */
   int pending_count;

@@ -346,7 +346,8 @@ static void test_commit_without_waiters(void **state) {
   assert_int_equal(a->waiter_count, 0);
 }
 
-/* Woken threads that block again go to the back: their new block order counts. */
+/* Woken threads that block again go to the back of their TVar's waiters;
+ * a commit wakes TVar by TVar, in the order written (io-sim's order). */
 static void test_reblocked_thread_orders_by_new_block(void **state) {
   UnitVM *u = *state;
   VM *vm = u->vm;
@@ -362,11 +363,11 @@ static void test_reblocked_thread_orders_by_new_block(void **state) {
   block_on(vm, t3, onlya, 1);
   ObjTVar *both[] = {a, b};
   assert_int_equal(stm_wake_readers(vm, both, 2), 3);
-  assert_string_equal(unit_run_queue_ids(vm), "1 2 1 3");
+  assert_string_equal(unit_run_queue_ids(vm), "1 3 2 1");
 }
 
-/* stm_wake_readers (registerDelay's path) orders by block order, not by the
- * order of the TVars given. */
+/* stm_wake_readers wakes TVar by TVar in the order given, as io-sim does,
+ * each TVar's waiters in the order they blocked, each thread once. */
 static void test_wake_readers_order(void **state) {
   UnitVM *u = *state;
   VM *vm = u->vm;
@@ -379,7 +380,7 @@ static void test_wake_readers_order(void **state) {
   block_on(vm, t1, onlyc, 1);
   ObjTVar *written[] = {c, a, b};
   assert_int_equal(stm_wake_readers(vm, written, 3), 3);
-  assert_string_equal(unit_run_queue_ids(vm), "2 3 1");
+  assert_string_equal(unit_run_queue_ids(vm), "3 1 2");
   assert_int_equal(stm_wake_readers(vm, written, 3), 0);
   assert_int_equal(vm->run_queue.count, 3);
 }
@@ -451,9 +452,10 @@ static void test_retry_rolls_back_and_waits_on_both_branches(void **state) {
                           "[0, 1]\nother\n");
 }
 
-/* Threads blocked in retry wake in the order they blocked, not the order
- * they were forked or the TVars written; one waiting on two written TVars
- * wakes once. The whole instant of the commit, from the trace. */
+/* Threads blocked in retry wake TVar by TVar in the order the commit first
+ * wrote them (b, then a), each TVar's waiters in the order they blocked, as
+ * io-sim does; one waiting on two written TVars wakes once. The whole
+ * instant of the commit, from the trace. */
 static void test_retry_wake_order(void **state) {
   UnitVM *u = *state;
   assert_runs_with_output(u,
@@ -476,17 +478,17 @@ static void test_retry_wake_order(void **state) {
                           "  yield()\n" /* each waiter's commit yields in turn: let them say */
                           "  say(\"main\")\n"
                           "}\n",
-                          "w3\nw1\nw2\nboth\nmain\n");
+                          "w2\nboth\nw3\nw1\nmain\n");
   const char *trace = unit_text(&u->trace);
   assert_contains(trace,
                   "       4us  4            retry: blocked on <tvar a>, <tvar b>\n"
                   "       5us  main         wake\n"
                   "       5us  main         committed: wrote <tvar b>, <tvar a>\n"
-                  "       5us  3            wake (by <tvar a>)\n"
-                  "       5us  1            wake (by <tvar a>)\n"
                   "       5us  2            wake (by <tvar b>)\n"
                   "       5us  4            wake (by <tvar b>)\n"
-                  "       5us  3            committed\n");
+                  "       5us  3            wake (by <tvar a>)\n"
+                  "       5us  1            wake (by <tvar a>)\n"
+                  "       5us  2            committed\n");
   /* 4 woke twice in all: from its delay, then from the commit */
   assert_int_equal(count_occurrences(trace, "  4            wake"), 2);
   assert_int_equal(count_occurrences(trace, "  4            committed\n"), 1);
@@ -573,8 +575,9 @@ static void test_uncaught_exception_in_transaction(void **state) {
   assert_contains(unit_text(&u->trace), "       0ns  1            died: \"during\"\n");
 }
 
-/* registerDelay: false until its time, then true; its readers wake in block
- * order (after the delays due at that instant), not in timer order. */
+/* registerDelay: false until its time, then true; its readers wake TVar by
+ * TVar in timer order (before the delays due at that instant), not in the
+ * order they blocked. */
 static void test_register_delay(void **state) {
   UnitVM *u = *state;
   assert_runs_with_output(u,
@@ -598,8 +601,8 @@ static void test_register_delay(void **state) {
                           "[false, false, false, true]\n"
                           "0ns\n"
                           "delay\n"
-                          "on d2 at 5us\n"
                           "on d1 at 5us\n"
+                          "on d2 at 5us\n"
                           "[true, true, true, true]\n");
   assert_int_equal(vm_now(u->vm), 10 * US);
 }
