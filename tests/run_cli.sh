@@ -60,6 +60,9 @@ expect "profile files"       0 "ok" sh -c "'$simvm' -q --profile-json p.json --p
 expect "timeline tracks"     0 "51" sh -c "'$simvm' -q --timeline tl.json '$root/bench/seed/async.sim' 50 && grep -c '\"name\": \"thread_name\"' tl.json"
 expect "profile text"        0 "simvm profile (every count is deterministic; only wall and GC times vary)" sh -c "'$simvm' -q --profile prog.sim 2>&1"
 expect "repeat"              0 "runs: 3, same counts" sh -c "'$simvm' -q --repeat 3 prog.sim 2>&1 | sed -n 's/.*per run; \\([0-9]*\\) instructions.*/\\1/p' | sort -u | wc -l | sed 's/^1\$/runs: 3, same counts/'"
+expect "trace=bogus"         2 "simvm: --trace= takes user or all, not 'bogus'" "$simvm" --trace=bogus hi.sim
+expect "trace=all"           0 "       0ns  main         mask MaskedInterruptible" sh -c "printf 'main = mask_(return ())\\n' >m.sim && '$simvm' --trace=all m.sim"
+expect "trace=user"          0 "       0ns  main         exit" sh -c "printf 'main = mask_(return ())\\n' >m.sim && '$simvm' --trace=user m.sim"
 expect "strict shutdown"     1 "simvm: strict shutdown: main finished at 0ns with 1 thread still alive (--strict-shutdown)" "$simvm" --strict-shutdown leave.sim
 expect "strict -q --result"  1 "simvm: strict shutdown: main finished at 0ns with 1 thread still alive (--strict-shutdown)" "$simvm" -q --result --strict-shutdown leave.sim
 expect "strict, no threads"  0 "42" "$simvm" --strict-shutdown -q --result answer.sim
