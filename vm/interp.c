@@ -54,7 +54,7 @@ void interp_note_raise(VM *vm, ObjThread *thread, Value exc, ObjThread *from) {
     const ObjProto *proto;
     int line;
     if (!interp_frame_location(vm, &thread->frames[i], &proto, &line)) continue;
-    if (strcmp(proto->file, PRELUDE_FILE) == 0) continue;
+    if (proto->prelude) continue;
     thread->raise_file = proto->file;
     thread->raise_line = line;
     break;

@@ -285,7 +285,7 @@ static void describe_place(VM *vm, Buffer *out, const ObjThread *t) {
       const ObjProto *proto;
       int line;
       if (!interp_frame_location(vm, &t->frames[i], &proto, &line)) continue;
-      if (pass == 0 && strcmp(proto->file, PRELUDE_FILE) == 0) continue;
+      if (pass == 0 && proto->prelude) continue;
       buf_printf(out, " at %s:%d", proto->file, line);
       return;
     }
