@@ -21,12 +21,17 @@ static const char usage_text[] =
     "options:\n"
     "  -q, --quiet        do not print say output\n"
     "  --trace            print the full event trace (time, thread, event)\n"
-    "                     instead of the bare say lines\n"
+    "                     instead of the bare say lines; the same as\n"
+    "                     --trace=user, which hides the prelude's internals\n"
+    "                     (masking in bracket, commits of the async library)\n"
+    "  --trace=all        the trace with the prelude's internals too\n"
     "  --result           print main's result after the run\n"
     "  --max-steps N      stop after N instructions\n"
     "  --max-time D       stop before simulated time passes D (e.g. 10s, 500ms)\n"
     "  --max-heap SIZE    stop when the live heap passes SIZE (e.g. 512MB, 2GB)\n"
     "  --max-threads N    stop when a fork would make more than N threads alive\n"
+    "  --strict-shutdown  fail (exit 1) if main finishes while other threads are\n"
+    "                     alive, listing them (io-sim's runSimStrictShutdown)\n"
     "  -O0                bind as io-sim does: every action is built as a value,\n"
     "                     and every bind copies the rest of its block to a heap\n"
     "                     continuation; same output and trace, more work\n"
@@ -47,7 +52,8 @@ static const char usage_text[] =
     "exit status:\n"
     "  0  main finished            3  compile error, bad bytecode\n"
     "  1  main failed (uncaught    4  deadlock\n"
-    "     exception or error)      5  a --max-... limit reached\n"
+    "     exception or error, or   5  a --max-... limit reached\n"
+    "     --strict-shutdown)\n"
     "  2  usage error or unreadable file\n"
     " 70  out of memory (the machine's)\n";
 
@@ -220,10 +226,17 @@ int main(int argc, char **argv) {
       return SIM_OK;
     } else if (strcmp(arg, "-q") == 0 || strcmp(arg, "--quiet") == 0) {
       quiet = true;
-    } else if (strcmp(arg, "--trace") == 0) {
+    } else if (strcmp(arg, "--trace") == 0 || strcmp(arg, "--trace=user") == 0) {
       config.trace = true;
+      config.trace_all = false;
+    } else if (strcmp(arg, "--trace=all") == 0) {
+      config.trace = config.trace_all = true;
+    } else if (strncmp(arg, "--trace=", 8) == 0) {
+      return usage_error("--trace= takes user or all, not '%s'", arg + 8);
     } else if (strcmp(arg, "--result") == 0) {
       print_result = true;
+    } else if (strcmp(arg, "--strict-shutdown") == 0) {
+      config.strict_shutdown = true;
     } else if (strcmp(arg, "--max-heap") == 0) {
       if (++i == argc) return usage_error("%s needs a size", arg);
       if (!parse_size(argv[i], &config.max_heap) || config.max_heap == 0)

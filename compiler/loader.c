@@ -162,7 +162,7 @@ static SimStatus load_top(VM *vm, Source *source, char *key) {
 }
 
 SimStatus loader_load_prelude(VM *vm) {
-  Source *source = source_from_memory("stdlib/prelude.sim", prelude_source, prelude_length);
+  Source *source = source_from_memory(PRELUDE_FILE, prelude_source, prelude_length);
   if (!source) return SIM_USAGE;
   char *key = xrealloc(NULL, sizeof "<prelude>");
   strcpy(key, "<prelude>");

@@ -182,6 +182,7 @@ static ObjProto *get_proto(Reader *r, const ObjProto *enclosing) {
   }
   proto->name = obj_cstring(r->vm, name);
   proto->file = file_name(r->vm, file);
+  proto->prelude = strcmp(proto->file, PRELUDE_FILE) == 0;
   free(name);
   free(file);
   if (!get_count(r, 0x7fffffff, "a line", &line) || !get_count(r, 1u << 24, "a code length", &length) ||
@@ -287,6 +288,7 @@ static bool verify(Reader *r, ObjProto *proto, const ObjProto *enclosing) {
         case OP_CONST: if (operand >= k->count) why = "a constant out of range"; break;
         case OP_CLOSURE: if (operand >= k->count || !IS_PROTO(k->values[operand])) why = "CLOSURE of a constant that is not a prototype"; break;
         case OP_FIELD: if (operand >= k->count || !IS_STRING(k->values[operand])) why = "FIELD of a constant that is not a name"; break;
+        case OP_LABEL_NEW: if (operand >= k->count || !IS_STRING(k->values[operand])) why = "LABEL_NEW of a constant that is not a name"; break;
         case OP_GET_LOCAL: if (operand >= d) why = "a local slot beyond the stack"; break;
         case OP_GET_UPVALUE: if (operand >= proto->upvalue_count) why = "an upvalue out of range"; break;
         case OP_GET_GLOBAL: case OP_DEFINE_GLOBAL: if (operand >= r->vm->globals.count) why = "a global out of range"; break;

@@ -92,7 +92,10 @@ static void mark_thread(GrayStack *gray, ObjThread *thread) {
   for (int i = 0; i < thread->pending_count; i++) {
     mark_value(gray, thread->pending[i].exception);
     mark_obj(gray, (Obj *)thread->pending[i].thrower);
+    mark_obj(gray, (Obj *)thread->pending[i].from);
   }
+  mark_obj(gray, (Obj *)thread->raised_by);
+  mark_value(gray, thread->raised_value);
   mark_obj(gray, thread->wait_object);
   mark_value(gray, thread->wait_value);
   for (int i = 0; i < thread->undo_count; i++) {
@@ -113,6 +116,9 @@ static void mark_roots(VM *vm, GrayStack *gray) {
   mark_obj(gray, (Obj *)vm->catch_closure);
   mark_obj(gray, (Obj *)vm->mask_closure);
   mark_obj(gray, (Obj *)vm->atomically_closure);
+  mark_obj(gray, (Obj *)vm->prelude_catch);
+  mark_obj(gray, (Obj *)vm->prelude_mask);
+  mark_obj(gray, (Obj *)vm->prelude_atomically);
   mark_obj(gray, (Obj *)vm->or_else_closure);
   mark_obj(gray, (Obj *)vm->resume_closure);
   mark_obj(gray, (Obj *)vm->retry_signal);
@@ -192,6 +198,8 @@ static void blacken(GrayStack *gray, Obj *obj) {
       ObjTVar *tvar = (ObjTVar *)obj;
       mark_value(gray, tvar->value);
       mark_obj(gray, (Obj *)tvar->label);
+      mark_value(gray, tvar->trace_fn);
+      mark_obj(gray, (Obj *)tvar->last_writer);
       for (int i = 0; i < tvar->waiter_count; i++) mark_obj(gray, (Obj *)tvar->waiters[i]);
       break;
     }
@@ -201,6 +209,8 @@ static void blacken(GrayStack *gray, Obj *obj) {
       mark_obj(gray, (Obj *)mvar->label);
       for (ObjThread *t = mvar->takers_head; t; t = t->wait_next) mark_obj(gray, (Obj *)t);
       for (ObjThread *t = mvar->putters_head; t; t = t->wait_next) mark_obj(gray, (Obj *)t);
+      mark_obj(gray, (Obj *)mvar->last_taker);
+      mark_obj(gray, (Obj *)mvar->last_putter);
       break;
     }
   }

@@ -74,6 +74,7 @@ ObjProto *obj_proto(VM *vm, ProtoKind kind, const char *file, int line) {
   proto->name = NULL;
   proto->file = file;
   proto->line = line;
+  proto->prelude = strcmp(file, PRELUDE_FILE) == 0;
   return proto;
 }
 
@@ -95,6 +96,7 @@ ObjAction *obj_action(VM *vm, uint8_t op, int argc, const Value *args) {
   ObjAction *action = ALLOCATE(vm, ObjAction, (size_t)argc * sizeof(Value), OBJ_ACTION);
   action->op = op;
   action->argc = (uint8_t)argc;
+  action->prelude = false;
   for (int i = 0; i < argc; i++) action->args[i] = args[i];
   return action;
 }
@@ -127,6 +129,7 @@ ObjMVar *obj_mvar(VM *vm, bool full, Value value) {
   mvar->label = NULL;
   mvar->takers_head = mvar->takers_tail = NULL;
   mvar->putters_head = mvar->putters_tail = NULL;
+  mvar->last_taker = mvar->last_putter = NULL;
   return mvar;
 }
 
@@ -142,6 +145,8 @@ ObjTVar *obj_tvar(VM *vm, Value value) {
   tvar->timer.owner = &tvar->obj;
   tvar->timer.when = 0;
   tvar->timer.seq = 0;
+  tvar->trace_fn = UNIT_VAL;
+  tvar->last_writer = NULL;
   return tvar;
 }
 

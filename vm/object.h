@@ -89,6 +89,8 @@ typedef struct {
   ObjString *name;    /* "fib", "<block>", "<lambda>"                      */
   const char *file;   /* owned by the VM's source list                     */
   int line;
+  bool prelude;       /* the prelude's code: the catch, mask and atomically it
+                         calls make internal trace events (--trace=user)    */
 } ObjProto;
 
 typedef struct {
@@ -109,6 +111,7 @@ typedef struct {
   Obj obj;
   uint8_t op;         /* a primitive opcode: OP_DELAY, OP_SAY ...          */
   uint8_t argc;
+  bool prelude;       /* built by the prelude's code (ObjProto.prelude)    */
   Value args[];
 } ObjAction;
 
@@ -151,6 +154,8 @@ typedef struct {
   ObjString *label;    /* labelMVar, or NULL */
   ObjThread *takers_head, *takers_tail;   /* takeMVar and readMVar, in order */
   ObjThread *putters_head, *putters_tail; /* putMVar, in order               */
+  ObjThread *last_taker;   /* who last took its value, or NULL: the deadlock */
+  ObjThread *last_putter;  /* report's wait-for edges                        */
 } ObjMVar;
 
 /* A TVar: a variable read and written only by transactions (vm/stm.h). */
@@ -164,6 +169,8 @@ typedef struct {
   int waiter_count;
   int waiter_capacity;
   Timer timer;           /* registerDelay's timer (kind TIMER_TVAR)         */
+  Value trace_fn;        /* traceTVar's f(old, new), or UNIT_VAL: none      */
+  ObjThread *last_writer; /* whose commit last wrote it (NULL: none, or a timer) */
 } ObjTVar;
 
 /* A heap continuation (-O0, io-sim's strategy): the frame a bind left,

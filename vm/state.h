@@ -32,6 +32,9 @@ typedef struct {
   int capacity;       /* a power of two */
 } RunQueue;
 
+/* The prelude's file name, as its prototypes carry it. */
+#define PRELUDE_FILE "stdlib/prelude.sim"
+
 /* What the compiler knows about a global slot. */
 typedef struct {
   ObjString *name;
@@ -69,6 +72,9 @@ struct VM {
   ObjClosure *catch_closure;    /* the body of catch(act, handler)               */
   ObjClosure *mask_closure;     /* the body of withMaskingState(state, act)      */
   ObjClosure *atomically_closure; /* the body of atomically(stm)                 */
+  ObjClosure *prelude_catch;    /* the same three for calls made by the prelude's */
+  ObjClosure *prelude_mask;     /* code: their events are internal (their protos  */
+  ObjClosure *prelude_atomically; /* are marked `prelude`; see vm_trace_internal) */
   ObjClosure *or_else_closure;  /* the body of orElse(a, b)                      */
   ObjClosure *resume_closure;   /* -O0: [BIND, RESUME] stands for a heap continuation */
   ObjException *retry_signal;   /* raised by retry(), caught by orElse/atomically */
@@ -121,6 +127,13 @@ void vm_report(VM *vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)
  * if tracing is on; counts the event either way. */
 void vm_trace(VM *vm, ObjThread *thread, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* The same for an event that may be one of the prelude's internals (the
+ * masking of bracket, the commits of the async library ...): when
+ * `internal`, the text trace shows it only with trace_all (--trace=all).
+ * JSON lines and the timeline have every event; every event is counted. */
+void vm_trace_internal(VM *vm, ObjThread *thread, bool internal, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* For events whose text is costly to build: true when it will be printed,
  * in which case the caller calls vm_trace (which counts it); otherwise the
  * event is counted here. */
@@ -133,6 +146,9 @@ static inline bool traced(VM *vm) {
 /* Render `value` as show() does into a growable buffer (vm/buffer.h). */
 /* quote: render strings with quotes and escapes (inside lists, records). */
 void value_show(Buffer *buf, Value value, bool quote);
+/* The same, stopping soon after the text passes `limit` bytes (a value that
+ * shares its parts can be far larger shown than in memory); false if cut. */
+bool value_show_bounded(Buffer *buf, Value value, bool quote, size_t limit);
 /* Format a duration with the largest unit that is exact: "1500us", "2ms". */
 void duration_show(Buffer *buf, int64_t ns);
 

@@ -62,12 +62,9 @@ typedef struct {
   ObjTVar *by;
 } Waking;
 
-static int by_block_order(const void *a, const void *b) {
-  uint64_t x = ((const Waking *)a)->thread->block_seq, y = ((const Waking *)b)->thread->block_seq;
-  return (x > y) - (x < y);
-}
-
 int stm_wake_readers(VM *vm, ObjTVar **written, int count) {
+  /* io-sim's order: TVar by TVar as written, each one's waiters in the
+   * order they blocked, every thread once */
   Waking *woken = NULL;
   int woken_count = 0, woken_capacity = 0;
   for (int i = 0; i < count; i++) {
@@ -81,7 +78,6 @@ int stm_wake_readers(VM *vm, ObjTVar **written, int count) {
       woken[woken_count++] = (Waking){t, tvar};
     }
   }
-  if (woken_count > 1) qsort(woken, (size_t)woken_count, sizeof *woken, by_block_order);
   for (int i = 0; i < woken_count; i++) {
     stm_cancel_wait(woken[i].thread);
     Buffer why;
@@ -102,7 +98,42 @@ void stm_describe(Buffer *out, ObjTVar **tvars, int count) {
   }
 }
 
-int stm_commit(VM *vm, ObjThread *thread) {
+Value stm_traced_writes(VM *vm, ObjThread *thread) {
+  /* each TVar's first undo entry holds its value from before the transaction */
+  uint64_t stamp = ++vm->transaction_counter;
+  int *firsts = NULL;
+  int count = 0, capacity = 0;
+  for (int i = 0; i < thread->undo_count; i++) {
+    ObjTVar *tvar = thread->undo[i].tvar;
+    if (IS_UNIT(tvar->trace_fn) || tvar->write_stamp == stamp) continue;
+    tvar->write_stamp = stamp;
+    GROW(firsts, count, capacity);
+    firsts[count++] = i;
+  }
+  /* build the list back to front; the undo log keeps the TVars and the old
+   * values reachable, the temporary roots what is built */
+  Value list = NIL_VAL;
+  gc_push_root(vm, list);
+  for (int k = count - 1; k >= 0; k--) {
+    UndoEntry *undo = &thread->undo[firsts[k]];
+    Value entry = OBJ_VAL(obj_cons(vm, OBJ_VAL(undo->tvar), NIL_VAL));
+    gc_push_root(vm, entry);
+    entry = OBJ_VAL(obj_cons(vm, undo->tvar->value, entry));
+    vm->temp_roots[vm->temp_root_count - 1] = entry;
+    entry = OBJ_VAL(obj_cons(vm, undo->old, entry));
+    vm->temp_roots[vm->temp_root_count - 1] = entry;
+    entry = OBJ_VAL(obj_cons(vm, undo->tvar->trace_fn, entry));
+    vm->temp_roots[vm->temp_root_count - 1] = entry;
+    list = OBJ_VAL(obj_cons(vm, entry, list));
+    gc_pop_root(vm);
+    vm->temp_roots[vm->temp_root_count - 1] = list;
+  }
+  gc_pop_root(vm);
+  free(firsts);
+  return list;
+}
+
+int stm_commit(VM *vm, ObjThread *thread, bool internal) {
   /* the written TVars, each once, in the order first written */
   ObjTVar **written = NULL;
   int count = 0, capacity = 0;
@@ -111,6 +142,7 @@ int stm_commit(VM *vm, ObjThread *thread) {
     ObjTVar *tvar = thread->undo[i].tvar;
     if (tvar->write_stamp == stamp) continue;
     tvar->write_stamp = stamp;
+    tvar->last_writer = thread;
     GROW(written, count, capacity);
     written[count++] = tvar;
   }
@@ -124,7 +156,7 @@ int stm_commit(VM *vm, ObjThread *thread) {
       buf_append(&text, ": wrote ", 8);
       stm_describe(&text, written, count);
     }
-    vm_trace(vm, thread, "committed%s", text.data ? text.data : "");
+    vm_trace_internal(vm, thread, internal, "committed%s", text.data ? text.data : "");
     buf_free(&text);
   }
   int woken = stm_wake_readers(vm, written, count);

@@ -41,6 +41,10 @@ ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   thread->pending = NULL;
   thread->pending_count = 0;
   thread->pending_capacity = 0;
+  thread->raised_by = NULL;
+  thread->raised_value = UNIT_VAL;
+  thread->raise_file = NULL;
+  thread->raise_line = 0;
 
   thread->profile_index = -1;
   thread->serial = vm->thread_serial++;
@@ -122,7 +126,7 @@ void thread_add_pending(VM *vm, ObjThread *thread, Value exception, ObjThread *t
     thread->pending_capacity = thread->pending_capacity ? thread->pending_capacity * 2 : 2;
     thread->pending = xrealloc(thread->pending, (size_t)thread->pending_capacity * sizeof(Pending));
   }
-  thread->pending[thread->pending_count++] = (Pending){exception, thrower};
+  thread->pending[thread->pending_count++] = (Pending){exception, thrower, thrower};
 }
 
 Pending thread_take_pending(ObjThread *thread) {

@@ -55,6 +55,7 @@ typedef struct {
 typedef struct {
   Value exception;
   ObjThread *thrower;      /* blocked in throwTo until this is raised, or NULL */
+  ObjThread *from;         /* the thread that threw it (NULL: a timeout)       */
 } Pending;
 
 #define THREAD_INLINE_STACK 8   /* values */
@@ -94,11 +95,16 @@ struct ObjThread {
   ObjTVar **reads;         /* the read set, each TVar once                */
   int read_count;
   int read_capacity;
-  uint64_t block_seq;      /* when it blocked in retry: waking order      */
+  uint64_t block_seq;      /* when it blocked in retry                    */
 
   Pending *pending;        /* asynchronous exceptions not yet raised, FIFO */
   int pending_count;
   int pending_capacity;
+  ObjThread *raised_by;    /* who threw the exception last raised: NULL when the
+                              thread raised it itself (for the report if it dies) */
+  Value raised_value;      /* that exception: throwing it again keeps raised_by */
+  const char *raise_file;  /* where it was raised: the innermost frame of the  */
+  int raise_line;          /* script's own code (NULL: none, prelude's only)   */
 
   int profile_index;        /* its row in the profile, when profiling */
   int serial;               /* creation order in this run: its timeline track */
@@ -130,7 +136,8 @@ bool thread_reserve(VM *vm, ObjThread *thread, int needed);
 bool thread_push_frame(VM *vm, ObjThread *thread, ObjClosure *closure, Value *slots);
 
 /* Queue an asynchronous exception for the thread; `thrower` (or NULL) is
- * blocked until it is raised. */
+ * blocked until it is raised. Its `from` is `thrower` (set it when another
+ * thread threw it without blocking). */
 void thread_add_pending(VM *vm, ObjThread *thread, Value exception, ObjThread *thrower);
 
 /* Remove and return the oldest pending exception. */

@@ -289,18 +289,26 @@ typedef struct {
   int next;     /* records: the next field; some: 1 once its value is shown */
 } ShowFrame;
 
+void value_show(Buffer *buf, Value value, bool quote) { value_show_bounded(buf, value, quote, SIZE_MAX); }
+
 /* Iterative, with an explicit stack, so deeply nested values cannot
- * overflow the C stack. */
-void value_show(Buffer *buf, Value value, bool quote) {
+ * overflow the C stack; it stops once the text passes `limit` bytes. */
+bool value_show_bounded(Buffer *buf, Value value, bool quote, size_t limit) {
+  size_t start = buf->length;
   if (!IS_CONS(value) && !IS_RECORD(value) && !IS_SOME(value)) {
     show_leaf(buf, value, quote);
-    return;
+    return buf->length - start <= limit;
   }
   ShowFrame *stack = NULL;
   int count = 0, capacity = 0;
   Value pending = value; /* a value to open, or UNIT when none */
   bool has_pending = true;
+  bool complete = true;
   for (;;) {
+    if (buf->length - start > limit) {
+      complete = false;
+      break;
+    }
     if (has_pending) {
       has_pending = false;
       if (!IS_CONS(pending) && !IS_RECORD(pending) && !IS_SOME(pending)) {
@@ -349,4 +357,5 @@ void value_show(Buffer *buf, Value value, bool quote) {
     }
   }
   free(stack);
+  return complete;
 }

@@ -30,16 +30,12 @@ void vm_report(VM *vm, const char *fmt, ...) {
   vm->config.write_error(vm->config.user, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1);
 }
 
-void vm_trace(VM *vm, ObjThread *thread, const char *fmt, ...) {
+static void trace_event(VM *vm, ObjThread *thread, bool text, const char *fmt, va_list ap) {
   vm->stats.events++;
-  bool text = vm->config.trace && vm->config.write_trace;
   if (!text && !vm->config.write_trace_json && !vm->config.timeline) return;
   Buffer event;
   buf_init(&event);
-  va_list ap;
-  va_start(ap, fmt);
   buf_vprintf(&event, fmt, ap);
-  va_end(ap);
   if (text) {
     Buffer line, when, name;
     buf_init(&line);
@@ -56,6 +52,21 @@ void vm_trace(VM *vm, ObjThread *thread, const char *fmt, ...) {
   }
   if (vm->config.write_trace_json || vm->config.timeline) events_record(vm, thread, buf_text(&event));
   buf_free(&event);
+}
+
+void vm_trace(VM *vm, ObjThread *thread, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  trace_event(vm, thread, vm->config.trace && vm->config.write_trace, fmt, ap);
+  va_end(ap);
+}
+
+void vm_trace_internal(VM *vm, ObjThread *thread, bool internal, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  bool text = vm->config.trace && vm->config.write_trace && (vm->config.trace_all || !internal);
+  trace_event(vm, thread, text, fmt, ap);
+  va_end(ap);
 }
 
 /* ---- globals ---- */
@@ -130,10 +141,15 @@ static ObjClosure *make_mask(VM *vm) {
                   /* 6: handler */ OP_MASK_UNWIND);
 }
 
-/* atomically(stm): slot 0 the transaction; the handler sees the exception in slot 1. */
+/* atomically(stm): slot 0 the transaction, slot 1 its result, slot 2 the
+ * traceTVar calls due after the commit, each made by TX_TRACE (slot 3 the
+ * TVar, then f, old, new) and CALL, and traced by TX_TRACED, which loops
+ * back; then the thread yields and RETURNs. The handler sees the exception
+ * in slot 1. */
 static ObjClosure *make_atomically(VM *vm) {
-  return INTERNAL(vm, "atomically", 4, 6, 1, OP_TX_BEGIN, OP_GET_LOCAL, 0, OP_BIND, OP_TX_COMMIT, OP_RETURN,
-                  /* 6: handler */ OP_TX_ABORT);
+  return INTERNAL(vm, "atomically", 8, 10, 1, OP_TX_BEGIN, OP_GET_LOCAL, 0, OP_BIND, OP_TX_COMMIT,
+                  /* 5: */ OP_TX_TRACE, OP_CALL, 2, OP_TX_TRACED, OP_RETURN,
+                  /* 10: handler */ OP_TX_ABORT);
 }
 
 /* orElse(a, b): slots 0 and 1 the branches, slot 2 the undo-log mark. */
@@ -169,6 +185,10 @@ VM *vm_new(const VMConfig *config) {
   vm->catch_closure = make_catch(vm);
   vm->mask_closure = make_mask(vm);
   vm->atomically_closure = make_atomically(vm);
+  vm->prelude_catch = make_catch(vm);
+  vm->prelude_mask = make_mask(vm);
+  vm->prelude_atomically = make_atomically(vm);
+  vm->prelude_catch->proto->prelude = vm->prelude_mask->proto->prelude = vm->prelude_atomically->proto->prelude = true;
   vm->or_else_closure = make_or_else(vm);
   vm->resume_closure = make_resume(vm);
   vm->retry_signal = obj_exception(vm, EXC_RETRY, NULL);
