@@ -91,6 +91,8 @@ struct VM {
   TimerHeap timers;
   RunQueue run_queue;
   ObjThread *live;         /* threads not yet done                      */
+  StackPool stack_pool;    /* value and frame arrays of finished threads */
+  StackPool frame_pool;
   ObjThread *main_thread;
   ObjThread *current;
   Timer **due;             /* scratch: the timers of one instant        */

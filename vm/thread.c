@@ -63,24 +63,74 @@ ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   return thread;
 }
 
-/* Move an array to `new_size` bytes of malloc'd storage; one still inside
- * the thread object (`inline_array`) is copied out, not reallocated. */
-static void *grow(void *array, void *inline_array, size_t old_size, size_t new_size) {
-  if (array != inline_array) return xrealloc(array, new_size);
-  void *moved = xrealloc(NULL, new_size);
-  memcpy(moved, array, old_size);
+/* A stack that leaves the thread object starts at these sizes, and arrays
+ * of exactly these sizes are pooled when their thread ends (up to
+ * POOL_MAX of each), so a thread that needs more than the inline stacks
+ * usually costs no malloc either. */
+#define POOLED_STACK 32  /* values */
+#define POOLED_FRAMES 8
+#define POOL_MAX 4096
+
+typedef struct PoolItem {
+  struct PoolItem *next;
+} PoolItem;
+
+static void *pool_take(StackPool *pool, size_t size) {
+  PoolItem *item = pool->items;
+  if (!item) return xrealloc(NULL, size);
+  pool->items = item->next;
+  pool->count--;
+  return item;
+}
+
+static void pool_give(StackPool *pool, void *array) {
+  if (pool->count == POOL_MAX) {
+    free(array);
+    return;
+  }
+  PoolItem *item = array;
+  item->next = pool->items;
+  pool->items = item;
+  pool->count++;
+}
+
+void thread_pools_free(VM *vm) {
+  StackPool *pools[] = {&vm->stack_pool, &vm->frame_pool};
+  for (int i = 0; i < 2; i++) {
+    while (pools[i]->items) {
+      PoolItem *item = pools[i]->items;
+      pools[i]->items = item->next;
+      free(item);
+    }
+    pools[i]->count = 0;
+  }
+}
+
+/* Move an array of `count` elements of `size` bytes to storage for
+ * `capacity`: out of the thread object into a pooled array, or a bigger
+ * malloc'd one. */
+static void *grow(StackPool *pool, void *array, void *inline_array, int count, int capacity, int pooled, size_t size) {
+  if (array != inline_array) return xrealloc(array, (size_t)capacity * size);
+  void *moved = capacity == pooled ? pool_take(pool, (size_t)pooled * size) : xrealloc(NULL, (size_t)capacity * size);
+  memcpy(moved, array, (size_t)count * size);
   return moved;
+}
+
+/* Give back an array that left the thread object. */
+static void release(StackPool *pool, void *array, int capacity, int pooled) {
+  if (capacity == pooled) pool_give(pool, array);
+  else free(array);
 }
 
 /* Free the stacks if they have left the thread object; account for them. */
 static void free_stacks(VM *vm, ObjThread *thread) {
   if (thread->stack != thread->inline_stack) {
     gc_account(vm, -(ptrdiff_t)((thread->stack_capacity - THREAD_INLINE_STACK) * (ptrdiff_t)sizeof(Value)));
-    free(thread->stack);
+    release(&vm->stack_pool, thread->stack, thread->stack_capacity, POOLED_STACK);
   }
   if (thread->frames != thread->inline_frames) {
     gc_account(vm, -(ptrdiff_t)((thread->frame_capacity - THREAD_INLINE_FRAMES) * (ptrdiff_t)sizeof(CallFrame)));
-    free(thread->frames);
+    release(&vm->frame_pool, thread->frames, thread->frame_capacity, POOLED_FRAMES);
   }
 }
 
@@ -88,11 +138,11 @@ bool thread_reserve(VM *vm, ObjThread *thread, int needed) {
   ptrdiff_t used = thread->sp - thread->stack;
   if (used + needed <= thread->stack_capacity) return true;
   if (used + needed > THREAD_MAX_STACK) return false;
-  int capacity = thread->stack_capacity;
+  int capacity = thread->stack == thread->inline_stack ? POOLED_STACK : thread->stack_capacity;
   while (capacity < used + needed) capacity *= 2;
+  if (capacity > THREAD_MAX_STACK) capacity = THREAD_MAX_STACK;
   Value *old = thread->stack;
-  thread->stack = grow(old, thread->inline_stack, (size_t)thread->stack_capacity * sizeof(Value),
-                       (size_t)capacity * sizeof(Value));
+  thread->stack = grow(&vm->stack_pool, old, thread->inline_stack, (int)used, capacity, POOLED_STACK, sizeof(Value));
   gc_account(vm, (ptrdiff_t)((capacity - thread->stack_capacity) * (ptrdiff_t)sizeof(Value)));
   thread->stack_capacity = capacity;
   if (thread->stack != old) {
@@ -106,9 +156,9 @@ bool thread_reserve(VM *vm, ObjThread *thread, int needed) {
 bool thread_push_frame(VM *vm, ObjThread *thread, ObjClosure *closure, Value *slots) {
   if (thread->frame_count >= THREAD_MAX_FRAMES) return false;
   if (thread->frame_count == thread->frame_capacity) {
-    int capacity = thread->frame_capacity * 2;
-    thread->frames = grow(thread->frames, thread->inline_frames, (size_t)thread->frame_capacity * sizeof(CallFrame),
-                          (size_t)capacity * sizeof(CallFrame));
+    int capacity = thread->frames == thread->inline_frames ? POOLED_FRAMES : thread->frame_capacity * 2;
+    thread->frames = grow(&vm->frame_pool, thread->frames, thread->inline_frames, thread->frame_count, capacity,
+                          POOLED_FRAMES, sizeof(CallFrame));
     gc_account(vm, (ptrdiff_t)((capacity - thread->frame_capacity) * (ptrdiff_t)sizeof(CallFrame)));
     thread->frame_capacity = capacity;
   }

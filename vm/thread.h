@@ -58,8 +58,8 @@ typedef struct {
   ObjThread *from;         /* the thread that threw it (NULL: a timeout)       */
 } Pending;
 
-#define THREAD_INLINE_STACK 8   /* values */
-#define THREAD_INLINE_FRAMES 3
+#define THREAD_INLINE_STACK 4   /* values */
+#define THREAD_INLINE_FRAMES 2
 
 struct ObjThread {
   Obj obj;
@@ -112,8 +112,9 @@ struct ObjThread {
   ObjThread *live_next;
 
   /* A new thread's stacks are these, inside the object, so creating one
-   * is a single allocation; a stack that outgrows them moves to malloc'd
-   * storage. THREAD_INLINE_* cover a thread parked in a plain delay. */
+   * is a single allocation; a stack that outgrows them moves to pooled or
+   * malloc'd storage (vm/thread.c). THREAD_INLINE_* cover a thread that
+   * runs a plain action such as `delay(d) >> say(s)`. */
   CallFrame inline_frames[THREAD_INLINE_FRAMES];
   Value inline_stack[THREAD_INLINE_STACK];
 };
@@ -142,6 +143,15 @@ void thread_add_pending(VM *vm, ObjThread *thread, Value exception, ObjThread *t
 
 /* Remove and return the oldest pending exception. */
 Pending thread_take_pending(ObjThread *thread);
+
+/* A free list of arrays of one size, for thread stacks (vm/thread.c). */
+typedef struct {
+  void *items;
+  int count;
+} StackPool;
+
+/* Free the pooled stack arrays (VM shutdown). */
+void thread_pools_free(VM *vm);
 
 /* Release the stacks of a finished thread (the object lives on as an id). */
 void thread_release(VM *vm, ObjThread *thread);

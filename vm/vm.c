@@ -207,6 +207,7 @@ void vm_free(VM *vm) {
   /* the heap points into objects about to be freed: empty it first */
   timer_heap_clear(&vm->timers);
   gc_free_all(vm);
+  thread_pools_free(vm);
   timer_heap_free(&vm->timers);
   run_queue_free(&vm->run_queue);
   table_free(&vm->strings);
