@@ -153,7 +153,7 @@ static const char *file_name(VM *vm, const char *name) {
   return source->path;
 }
 
-static ObjProto *get_proto(Reader *r, const ObjProto *enclosing) {
+static ObjProto *get_proto(Reader *r, bool top_level) {
   if (++r->depth > 200) FAIL(r, "prototypes nested too deeply");
   uint32_t kind, arity, slots, upvalues, handler, handler_depth, line, length, constants;
   kind = (uint32_t)get(r, 1);
@@ -215,7 +215,7 @@ static ObjProto *get_proto(Reader *r, const ObjProto *enclosing) {
         break;
       }
       case 4: {
-        ObjProto *inner = get_proto(r, proto);
+        ObjProto *inner = get_proto(r, false);
         if (!inner) return NULL;
         v = OBJ_VAL(inner);
         break;
@@ -225,25 +225,35 @@ static ObjProto *get_proto(Reader *r, const ObjProto *enclosing) {
     value_array_push(&proto->chunk.constants, v);
   }
   if (r->error[0]) return NULL;
-  if (!verify_proto(r->vm, proto, enclosing, r->error, sizeof r->error)) return NULL;
+  if (!verify_proto(r->vm, proto, top_level, r->error, sizeof r->error)) return NULL;
   r->depth--;
   return proto;
 }
 
-bool bytecode_is(const uint8_t *data, size_t size) { return size >= 8 && memcmp(data, BYTECODE_MAGIC, 8) == 0; }
+/* A file that begins with the signature's seven letters and either ends
+ * before its eighth byte or has the NUL there is bytecode (a short one is
+ * then reported as truncated, not parsed as a script); a script may still
+ * begin with the name SIMVMBC followed by anything else. */
+bool bytecode_is(const uint8_t *data, size_t size) {
+  size_t n = size < 8 ? size : 8;
+  return size >= 7 && memcmp(data, BYTECODE_MAGIC, n) == 0;
+}
 
 SimStatus bytecode_load(VM *vm, const char *name, const uint8_t *data, size_t size) {
   Reader r = {vm, name, data, data + size, {0}, 0};
   vm->gc_paused++;
   uint32_t count;
   if (!bytecode_is(data, size)) snprintf(r.error, sizeof r.error, "it does not start with the simvm bytecode signature");
+  else if (size < 8) snprintf(r.error, sizeof r.error, "the file is truncated");
   if (!r.error[0]) {
     r.p += 8;
     uint32_t version = (uint32_t)get(&r, 2);
-    (void)get(&r, 1);
+    uint32_t opt_level = (uint32_t)get(&r, 1);
     if (!r.error[0] && version != BYTECODE_VERSION)
       snprintf(r.error, sizeof r.error, "format version %u, this simvm reads version %d (recompile it with simc)", version,
                BYTECODE_VERSION);
+    else if (!r.error[0] && opt_level > 1)
+      snprintf(r.error, sizeof r.error, "optimisation level %u is neither 0 nor 1", opt_level);
   }
   /* the builtins must be this VM's, in the same order */
   if (!r.error[0] && get_count(&r, 4096, "a builtin count", &count)) {
@@ -252,9 +262,12 @@ SimStatus bytecode_load(VM *vm, const char *name, const uint8_t *data, size_t si
     for (uint32_t i = 0; i < count && !r.error[0]; i++) {
       char *builtin = get_string(&r, NULL);
       uint32_t arity = (uint32_t)get(&r, 1);
-      if (builtin && (strcmp(builtin, builtin_table[i].name) != 0 || (int)arity != builtin_table[i].arity))
+      if (builtin && strcmp(builtin, builtin_table[i].name) != 0)
         snprintf(r.error, sizeof r.error, "builtin %u is '%s', this simvm's is '%s' (recompile it)", i, builtin,
                  builtin_table[i].name);
+      else if (builtin && !r.error[0] && (int)arity != builtin_table[i].arity)
+        snprintf(r.error, sizeof r.error, "builtin %u '%s' takes %u argument%s in the file, %d in this simvm (recompile it)",
+                 i, builtin, arity, arity == 1 ? "" : "s", builtin_table[i].arity);
       free(builtin);
     }
   }
@@ -278,7 +291,7 @@ SimStatus bytecode_load(VM *vm, const char *name, const uint8_t *data, size_t si
   if (!r.error[0] && get_count(&r, 4096, "a module count", &count)) {
     for (uint32_t i = 0; i < count && !r.error[0]; i++) {
       char *key = get_string(&r, NULL);
-      ObjProto *proto = key ? get_proto(&r, NULL) : NULL;
+      ObjProto *proto = key ? get_proto(&r, true) : NULL;
       if (proto && proto->kind != PROTO_BLOCK) snprintf(r.error, sizeof r.error, "module %u is not a block", i);
       if (proto && !r.error[0]) {
         value_array_push(&vm->module_inits, OBJ_VAL(obj_closure(vm, proto, 0)));

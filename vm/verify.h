@@ -11,13 +11,20 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "state.h"
 
-/* Check `proto`, whose nested prototypes (its constants) have been checked
- * already; `enclosing` is the prototype whose code makes closures of it, or
- * NULL for a module's top level. On failure the reason is written to
- * `error` and false returned. */
-bool verify_proto(VM *vm, const ObjProto *proto, const ObjProto *enclosing, char *error, size_t size);
+/* Check `proto` and every CLOSURE it makes of the prototypes in its
+ * constant pool (their own code is checked when they are read, before it).
+ * A module's top level (`top_level`) runs with no enclosing function, so it
+ * may capture nothing. On failure the reason, "NAME (FILE:LINE): WHAT at
+ * offset N", is written to `error` and false returned. */
+bool verify_proto(VM *vm, const ObjProto *proto, bool top_level, char *error, size_t size);
+
+/* The values `op` pops and its net stack effect, given its operand; false
+ * when the opcode table leaves them to the operand and the verifier does
+ * not know how (so a new opcode cannot slip through unchecked). */
+bool verify_stack_effect(uint8_t op, int operand, int *pops, int *effect);
 
 #endif
