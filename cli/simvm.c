@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../vm/state.h"
 #include "options.h"
@@ -128,16 +130,46 @@ static SimStatus run_repeated(VM *vm, uint64_t runs, double *wall) {
 }
 
 /* Write an output file after the run: format 'j' or 'f' a profile (see
- * vm_write_profile), 'l' the timeline. Reports a failure. */
+ * vm_write_profile), 'l' the timeline. Reports a failure. A regular file
+ * (or a new one) is written whole or not at all: to a temporary file beside
+ * it, renamed over it when complete, so a failed or interrupted write never
+ * leaves a truncated profile; anything else (a pipe, /dev/stdout) is
+ * written in place. */
 static bool write_output_file(VM *vm, const char *path, char format, double wall) {
-  FILE *file = fopen(path, "w");
+  struct stat st;
+  bool in_place = stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+  char *temp = NULL;
+  FILE *file = NULL;
+  if (in_place) {
+    file = fopen(path, "w");
+  } else {
+    size_t n = strlen(path);
+    temp = malloc(n + 8);
+    if (temp) {
+      memcpy(temp, path, n);
+      memcpy(temp + n, ".XXXXXX", 8);
+      int fd = mkstemp(temp);
+      mode_t mask = umask(0);
+      umask(mask);
+      if (fd >= 0 && (fchmod(fd, 0666 & ~mask) != 0 || !(file = fdopen(fd, "w")))) {
+        close(fd);
+        unlink(temp);
+      }
+    }
+  }
   if (!file) {
     fprintf(stderr, "simvm: cannot write '%s': %s\n", path, strerror(errno));
+    free(temp);
     return false;
   }
   bool ok = format == 'l' ? vm_write_timeline(vm, file) : vm_write_profile(vm, file, format, wall);
-  if (fclose(file) != 0) ok = false;
-  if (!ok) fprintf(stderr, "simvm: cannot write '%s': %s\n", path, strerror(errno));
+  if (fflush(file) != 0) ok = false;
+  int saved = errno;
+  if (fclose(file) != 0 && ok) ok = false, saved = errno;
+  if (ok && temp && rename(temp, path) != 0) ok = false, saved = errno;
+  if (!ok) fprintf(stderr, "simvm: cannot write '%s': %s\n", path, strerror(saved));
+  if (temp && !ok) unlink(temp);
+  free(temp);
   return ok;
 }
 

@@ -37,6 +37,25 @@ mkdir "$tmp/dir.sim"
 printf 'fn f(n) = fork(f(n + 1)) >> delay(1s)\nmain = f(0)\n' >"$tmp/bomb.sim"
 printf 'fn g(xs) = g(cons(1, xs))\nmain = say(g([]))\n' >"$tmp/grow.sim"
 
+# the collector runs at every allocation while the profiler, the timeline
+# and both traces record a program that forks, labels and drops garbage
+# (under make asan this catches any object they keep without a root)
+cat >"$tmp/gc.sim" <<'EOF'
+fn loop(i, xs) = if i == 0 then length(xs) else loop(i - 1, if i % 10 == 0 then [i] else cons(i, xs))
+fn worker(n) {
+  me <- myThreadId()
+  labelThread(me, "w" ++ show(n))
+  delay(1us)
+  say(show(loop(60, [])))
+}
+main = {
+  forM_(range(0, 3), fn(i) => fork(worker(i)))
+  let n = loop(100, [])
+  delay(2us)
+  say(n)
+}
+EOF
+
 expect "no arguments"        2 "simvm: no script given" "$simvm"
 expect "unknown option"      2 "simvm: unknown option '--frobnicate'" "$simvm" --frobnicate hi.sim
 expect "max-steps value"     2 "simvm: --max-steps needs a positive whole number, not 'ten'" "$simvm" --max-steps ten hi.sim
@@ -58,6 +77,7 @@ expect "profile files"       0 "ok" sh -c "'$simvm' -q --profile-json p.json --p
 expect "timeline tracks"     0 "51" sh -c "'$simvm' -q --timeline tl.json '$root/bench/seed/async.sim' 50 && grep -c '\"name\": \"thread_name\"' tl.json"
 expect "profile text"        0 "simvm profile (every count is deterministic; only wall and GC times vary)" sh -c "'$simvm' -q --profile prog.sim 2>&1"
 expect "repeat"              0 "runs: 3, same counts" sh -c "'$simvm' -q --repeat 3 prog.sim 2>&1 | sed -n 's/.*per run; \\([0-9]*\\) instructions.*/\\1/p' | sort -u | wc -l | sed 's/^1\$/runs: 3, same counts/'"
+expect "gc-stressed writers"  0 "ok" sh -c "SIMVM_GC_STRESS=1 '$simvm' --trace --profile --profile-json g.json --profile-folded g.folded --timeline g.tl --trace-json g.jsonl gc.sim >g.out && SIMVM_GC_STRESS=1 '$simvm' -q --profile gc.sim 2>g.err && grep -q '^main;<thread>;<boot> ' g.folded && grep -q '\"name\": \"loop\"' g.json && grep -q '\"2 (w1)\"' g.tl && [ \$(grep -c '\"event\": \"say\"' g.jsonl) = 4 ] && grep -q '^       2us  main         say \"10\"' g.out && grep -q '^  3 (w2) ' g.err && echo ok"
 expect "output error"        1 "simvm: cannot write output: No space left on device" sh -c "'$simvm' hi.sim >/dev/full"
 expect "simc help"           0 "usage: simc [options] file.sim" "$simc" --help
 expect "simc no file"        2 "simc: no script given" "$simc"

@@ -129,6 +129,10 @@ static void mark_roots(VM *vm, GrayStack *gray) {
     mark_obj(gray, (Obj *)entry->timeout);
   }
   for (int i = 0; i < vm->timers.count; i++) mark_obj(gray, vm->timers.items[i]->owner);
+  /* the profile names the prototypes it counted, and outlives the frames
+   * that ran them (the boot block is gone once main replaces it) */
+  if (vm->profile)
+    for (int i = 0; i < vm->profile->node_count; i++) mark_obj(gray, (Obj *)vm->profile->nodes[i].proto);
 }
 
 static void blacken(GrayStack *gray, Obj *obj) {

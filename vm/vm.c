@@ -227,6 +227,8 @@ static void reset_run(VM *vm) {
 }
 
 SimStatus vm_run(VM *vm) {
+  profile_free(vm->profile); /* it keeps the last run's prototypes alive */
+  vm->profile = NULL;
   if (vm->main_thread) reset_run(vm);
   vm->gc_paused++;
   ObjClosure *boot = loader_boot_action(vm);
@@ -237,10 +239,7 @@ SimStatus vm_run(VM *vm) {
   memset(&vm->stats, 0, sizeof vm->stats);
   timeline_free(vm);
   vm->thread_serial = 0;
-  if (vm->config.profile) {
-    profile_free(vm->profile);
-    vm->profile = profile_new();
-  }
+  if (vm->config.profile) vm->profile = profile_new();
   vm->main_thread = thread_new(vm, NULL, OBJ_VAL(boot));
   sched_enqueue(vm, vm->main_thread);
   SimStatus status = interp_run(vm);
