@@ -56,6 +56,21 @@ main = {
 }
 EOF
 
+cat >"$tmp/tick.sim" <<'EOF'
+fn tick(n) {
+  delay(1ms)
+  say("tick " ++ show(n))
+  tick(n + 1)
+}
+fn idle() { delay(1s); idle() }
+main = {
+  t <- fork(tick(0))
+  labelThread(t, "ticker")
+  idle()
+}
+EOF
+printf 'fn grow(s, n) = if n == 0 then s else grow(s ++ s, n - 1)\nmain = say(length(grow("ab", 20)))\n' >"$tmp/double.sim"
+
 expect "no arguments"        2 "simvm: no script given" "$simvm"
 expect "unknown option"      2 "simvm: unknown option '--frobnicate'" "$simvm" --frobnicate hi.sim
 expect "max-steps value"     2 "simvm: --max-steps needs a positive whole number, not 'ten'" "$simvm" --max-steps ten hi.sim
@@ -78,7 +93,21 @@ expect "timeline tracks"     0 "51" sh -c "'$simvm' -q --timeline tl.json '$root
 expect "profile text"        0 "simvm profile (every count is deterministic; only wall and GC times vary)" sh -c "'$simvm' -q --profile prog.sim 2>&1"
 expect "repeat"              0 "runs: 3, same counts" sh -c "'$simvm' -q --repeat 3 prog.sim 2>&1 | sed -n 's/.*per run; \\([0-9]*\\) instructions.*/\\1/p' | sort -u | wc -l | sed 's/^1\$/runs: 3, same counts/'"
 expect "gc-stressed writers"  0 "ok" sh -c "SIMVM_GC_STRESS=1 '$simvm' --trace --profile --profile-json g.json --profile-folded g.folded --timeline g.tl --trace-json g.jsonl gc.sim >g.out && SIMVM_GC_STRESS=1 '$simvm' -q --profile gc.sim 2>g.err && grep -q '^main;<thread>;<boot> ' g.folded && grep -q '\"name\": \"loop\"' g.json && grep -q '\"2 (w1)\"' g.tl && [ \$(grep -c '\"event\": \"say\"' g.jsonl) = 4 ] && grep -q '^       2us  main         say \"10\"' g.out && grep -q '^  3 (w2) ' g.err && echo ok"
-expect "output error"        1 "simvm: cannot write output: No space left on device" sh -c "'$simvm' hi.sim >/dev/full"
+expect "output error"        2 "simvm: cannot write output: No space left on device" sh -c "'$simvm' hi.sim >/dev/full"
+expect "trace-json error"    2 "simvm: cannot write '/dev/full': No space left on device" "$simvm" -q --trace-json /dev/full tick.sim
+expect "help output error"   2 "simvm: cannot write output: No space left on device" sh -c "'$simvm' --help >/dev/full"
+expect "max-work value"      2 "simvm: --max-work needs a positive whole number, not '0'" "$simvm" --max-work 0 hi.sim
+expect "max-work"            5 "simvm: work limit reached: N units of work done (--max-work)" \
+  sh -c "'$simvm' --max-work 1000000 double.sim 2>w.err; s=\$?; sed 's/[0-9][0-9]* units/N units/' w.err; exit \$s"
+expect "max-trace-size value" 2 "simvm: --max-trace-size needs a size such as 100MB or 2GB, not '10'" "$simvm" --max-trace-size 10 hi.sim
+expect "max-trace-size"      0 "simvm: trace size limit reached: the --trace output would pass 1024 bytes (--max-trace-size) 5 ok" \
+  sh -c "'$simvm' --trace --max-trace-size 1KB tick.sim >ticks 2>ticks.err; s=\$?; tr '\\n' ' ' <ticks.err; echo \$s \$([ \$(wc -c <ticks) -le 1024 ] && [ \"\$(tail -c 1 ticks | od -An -c | tr -d ' ')\" = '\\n' ] && echo ok)"
+# a signal stops the run at an instruction: every output is complete, and
+# where each thread is goes to stderr
+expect "SIGINT"              0 "130 simvm: interrupted at T after N instructions|  thread main is blocked in delay at tick.sim:6|  thread 1 (ticker) is X at tick.sim:N| ok" \
+  sh -c "timeout --preserve-status -s INT 1 '$simvm' -q --trace-json i.jsonl --timeline i.tl --profile-json i.json tick.sim 2>i.err; echo \$? \"\$(sed -e 's/at [0-9]*[mun]*s after [0-9]* /at T after N /' -e 's/ticker) is [a-z]* at tick.sim:[0-9]*/ticker) is X at tick.sim:N/' i.err | tr '\\n' '|')\" \$(tail -n 1 i.tl | grep -q '^]}\$' && tail -n 1 i.json | grep -q '^}\$' && tail -n 1 i.jsonl | grep -q '}\$' && echo ok)"
+expect "SIGTERM"             0 "143 simvm: terminated" \
+  sh -c "timeout --preserve-status -s TERM 1 '$simvm' -q tick.sim 2>t.err; echo \$? \$(head -n 1 t.err | cut -c1-17)"
 expect "simc help"           0 "usage: simc [options] file.sim" "$simc" --help
 expect "simc no file"        2 "simc: no script given" "$simc"
 expect "simc two files"      2 "simc: give one script, not 'hi.sim' and 'prog.sim'" "$simc" hi.sim prog.sim

@@ -34,8 +34,14 @@ struct Obj {
   struct Obj *next;   /* all objects, for the sweep */
 };
 
+/* Strings the compiler and the loader make (names, literals) are interned:
+ * equal ones are one object, so names compare by pointer. Strings built at
+ * run time (++, show, join) are not: hashing a long result would cost as
+ * much again as making it, and only a string used as a record field name
+ * needs it (obj_intern). */
 typedef struct {
   Obj obj;
+  bool interned;      /* in the VM's intern set, and `hash` is its hash */
   uint32_t hash;
   int length;         /* bytes, not counting the terminating NUL */
   char chars[];
@@ -221,6 +227,15 @@ typedef struct {
 
 /* Copy `length` bytes into an interned string; equal strings are one object. */
 ObjString *obj_string(VM *vm, const char *chars, int length);
+/* A string of `length` bytes that is not interned; the caller fills
+ * chars[0 .. length - 1] (the NUL after them is set). */
+ObjString *obj_string_new(VM *vm, int length);
+/* The interned string equal to `s`: s itself once interned (it then joins
+ * the intern set), or the one already there. Never collects. */
+ObjString *obj_intern(VM *vm, ObjString *s);
+/* The interned string equal to `s`, or NULL if there is none (then no
+ * record has a field of that name). */
+ObjString *obj_find_interned(VM *vm, ObjString *s);
 /* Intern a NUL-terminated C string. */
 ObjString *obj_cstring(VM *vm, const char *chars);
 /* printf into a new interned string (truncated at 4 KiB). */

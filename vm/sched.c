@@ -261,6 +261,23 @@ static void describe_place(VM *vm, Buffer *out, const ObjThread *t) {
   }
 }
 
+void sched_report_threads(VM *vm, Buffer *out) {
+  ObjThread *oldest = vm->live;
+  while (oldest && oldest->live_next) oldest = oldest->live_next;
+  for (ObjThread *t = oldest; t; t = t->live_prev) {
+    buf_printf(out, "  thread ");
+    thread_name(out, t);
+    if (t->state == THREAD_BLOCKED) {
+      buf_printf(out, " is blocked ");
+      describe_wait(out, t);
+    } else {
+      buf_printf(out, t == vm->current ? " is running" : " is runnable");
+    }
+    describe_place(vm, out, t);
+    buf_append(out, "\n", 1);
+  }
+}
+
 /* Name every blocked thread, oldest first, with what it waits on and where. */
 static void report_deadlock(VM *vm) {
   Buffer out;
@@ -268,16 +285,7 @@ static void report_deadlock(VM *vm) {
   buf_printf(&out, "simvm: deadlock at ");
   duration_show(&out, vm->now);
   buf_printf(&out, ": no thread can run and no timer is set\n");
-  ObjThread *oldest = vm->live;
-  while (oldest && oldest->live_next) oldest = oldest->live_next;
-  for (ObjThread *t = oldest; t; t = t->live_prev) {
-    buf_printf(&out, "  thread ");
-    thread_name(&out, t);
-    buf_printf(&out, " is blocked ");
-    describe_wait(&out, t);
-    describe_place(vm, &out, t);
-    buf_append(&out, "\n", 1);
-  }
+  sched_report_threads(vm, &out);
   if (vm->config.write_error) vm->config.write_error(vm->config.user, out.data, out.length);
   buf_free(&out);
 }

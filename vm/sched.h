@@ -61,6 +61,10 @@ Value sched_take_pending(VM *vm, ObjThread *thread);
 /* The thread has ended: wake whoever waits to throw to it, free its stacks. */
 void sched_thread_done(VM *vm, ObjThread *thread);
 
+/* A line per live thread, oldest first: "  thread 1 (w) is blocked in delay
+ * at x.sim:3", "... is running at x.sim:7" (the deadlock report's lines). */
+void sched_report_threads(VM *vm, Buffer *out);
+
 /* now + ns, saturating at the largest representable time. */
 int64_t sched_deadline(int64_t now, int64_t ns);
 

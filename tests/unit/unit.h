@@ -201,6 +201,7 @@ static inline const char *unit_status_name(SimStatus status) {
     case SIM_COMPILE_ERROR: return "SIM_COMPILE_ERROR";
     case SIM_DEADLOCK: return "SIM_DEADLOCK";
     case SIM_LIMIT: return "SIM_LIMIT";
+    case SIM_INTERRUPTED: return "SIM_INTERRUPTED";
   }
   return "(not a SimStatus)";
 }
