@@ -158,7 +158,7 @@ static ObjProto *get_proto(Reader *r, bool top_level) {
   uint32_t kind, arity, slots, upvalues, handler, handler_depth, line, length, constants;
   kind = (uint32_t)get(r, 1);
   if (kind > PROTO_SCRIPT) FAIL(r, "unknown prototype kind %u", kind);
-  if (!get_count(r, 255, "an arity", &arity) || !get_count(r, 1024, "a slot count", &slots) ||
+  if (!get_count(r, 255, "an arity", &arity) || !get_count(r, 65535, "a slot count", &slots) ||
       !get_count(r, 255, "an upvalue count", &upvalues) || !need(r, upvalues * 2u))
     return NULL;
   ObjProto *proto = obj_proto(r->vm, (ProtoKind)kind, "", 0);

@@ -271,8 +271,8 @@ static void test_reader_rules(void **state) {
   assert_load_message(s, "p.simc: bad bytecode: module 0 is not a block\n");
   s = good(), s.arity = 256;
   assert_load_message(s, "p.simc: bad bytecode: an arity 256 is out of range\n");
-  s = good(), s.slots = 1025;
-  assert_load_message(s, "p.simc: bad bytecode: a slot count 1025 is out of range\n");
+  s = good(), s.slots = 65536;
+  assert_load_message(s, "p.simc: bad bytecode: a slot count 65536 is out of range\n");
   s = good(), s.upvalues = 256;
   assert_load_message(s, "p.simc: bad bytecode: an upvalue count 256 is out of range\n");
   s = good(), s.handler = 0;

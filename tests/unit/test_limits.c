@@ -127,6 +127,40 @@ static void test_record_field_of_unknown_name(void **state) {
                    "  at test.sim:1 in <top level>\n");
 }
 
+/* A list literal longer than LIST's 255 takes parts joined right to left:
+ * each ++ copies its left side only, so the cells copied stay under twice
+ * the length (they were quadratic: the chunks were joined left to right). */
+static void test_long_list_literal_is_linear(void **state) {
+  (void)state;
+  enum { N = 70000 };
+  size_t size = 64 + (size_t)N * 7;
+  char *source = malloc(size);
+  int n = snprintf(source, size, "xs = [");
+  for (int i = 0; i < N; i++) n += snprintf(source + n, size - (size_t)n, i ? ",%d" : "%d", i % 50);
+  const char *check = "main = say([length(xs), nth(xs, 1), nth(xs, 65025), nth(xs, %d), xs == map(fn(i) => i %% 50, range(0, %d))])\n";
+  n += snprintf(source + n, size - (size_t)n, "]\n");
+  snprintf(source + n, size - (size_t)n, check, N - 1, N);
+  UnitVM *u = limited(0, 0);
+  assert_status(unit_load(u, source), SIM_OK, u);
+  const ObjProto *top = AS_CLOSURE(u->vm->module_inits.values[u->vm->module_inits.count - 1])->proto;
+  assert_true(top->max_slots < 600);
+  uint64_t before = 0;
+  assert_status(vm_run(u->vm), SIM_OK, u);
+  char expected[64];
+  snprintf(expected, sizeof expected, "[%d, 1, 25, 49, true]\n", N);
+  assert_text_equal(unit_text(&u->out), expected);
+  /* the work: the cells copied, plus length, nth and == walking the list */
+  UnitVM *walk = limited(0, 0);
+  n = snprintf(source, size, "xs = map(fn(i) => i %% 50, range(0, %d))\n", N);
+  snprintf(source + n, size - (size_t)n, check, N - 1, N);
+  assert_status(unit_run(walk, source), SIM_OK, walk);
+  before = walk->vm->work;
+  assert_true(u->vm->work - before < 2 * N);
+  unit_vm_free(walk);
+  unit_vm_free(u);
+  free(source);
+}
+
 /* ---- vm_stop ---- */
 
 /* A say callback that stops the run at the stop_after-th say. */
@@ -240,6 +274,7 @@ int main(void) {
       cmocka_unit_test(test_work_charged),
       cmocka_unit_test_setup_teardown(test_concat_does_not_intern, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_record_field_of_unknown_name, unit_setup_vm, unit_teardown_vm),
+      cmocka_unit_test(test_long_list_literal_is_linear),
       cmocka_unit_test(test_stop_reports_every_thread),
       cmocka_unit_test(test_stop_reasons),
       cmocka_unit_test(test_trace_cap),
