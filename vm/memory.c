@@ -7,6 +7,7 @@
 
 #include "builtins.h"
 #include "state.h"
+#include "stm.h"
 
 #define GC_FIRST_THRESHOLD (1024 * 1024)
 #define GC_GROWTH 2
@@ -195,7 +196,8 @@ static void blacken(GrayStack *gray, Obj *obj) {
       ObjTVar *tvar = (ObjTVar *)obj;
       mark_value(gray, tvar->value);
       mark_obj(gray, (Obj *)tvar->label);
-      for (int i = 0; i < tvar->waiter_count; i++) mark_obj(gray, (Obj *)tvar->waiters[i]);
+      stm_drop_stale_waiters(tvar); /* a stale entry must not keep, or outlive, its thread */
+      for (int i = 0; i < tvar->waiter_count; i++) mark_obj(gray, (Obj *)tvar->waiters[i].thread);
       break;
     }
     case OBJ_MVAR: {

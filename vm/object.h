@@ -157,6 +157,13 @@ typedef struct {
   ObjThread *putters_head, *putters_tail; /* putMVar, in order               */
 } ObjMVar;
 
+/* A thread blocked in retry on a TVar, as of its block_seq when it blocked:
+ * the entry is stale once the thread no longer waits so (vm/stm.c). */
+typedef struct {
+  ObjThread *thread;
+  uint64_t seq;
+} Waiter;
+
 /* A TVar: a variable read and written only by transactions (vm/stm.h). */
 typedef struct {
   Obj obj;
@@ -164,7 +171,7 @@ typedef struct {
   ObjString *label;      /* labelTVar, or NULL                              */
   uint64_t read_stamp;   /* the last transaction that put it in its read set */
   uint64_t write_stamp;  /* the last commit that counted it as written      */
-  ObjThread **waiters;   /* threads blocked in retry on it, in block order  */
+  Waiter *waiters;       /* threads blocked in retry on it, in block order, and stale entries */
   int waiter_count;
   int waiter_capacity;
   Timer timer;           /* registerDelay's timer (kind TIMER_TVAR)         */

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "state.h"
+#include "stm.h"
 #include "vm.h"
 
 /* ---- captured text ---- */
@@ -141,6 +142,12 @@ static inline const char *unit_thread_ids(ObjThread *const *threads, int count) 
   snprintf(text, sizeof text, "%s", buf_text(&buf));
   buf_free(&buf);
   return text;
+}
+
+/* The threads still waiting on a TVar (its stale entries dropped first). */
+static inline int unit_waiter_count(ObjTVar *tvar) {
+  stm_drop_stale_waiters(tvar);
+  return tvar->waiter_count;
 }
 
 /* The threads of the run queue, front first (no timeout interrupts in it). */
