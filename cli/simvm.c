@@ -25,6 +25,8 @@ static const char usage_text[] =
     "  --trace            print the full event trace (time, thread, event)\n"
     "                     instead of the bare say lines\n"
     "  --result           print main's result after the run\n"
+    "  --sandbox          refuse imports outside the script's directory tree\n"
+    "                     and imports by absolute path\n"
     "  --max-steps N      stop after N instructions\n"
     "  --max-work N       stop when instructions plus the work done inside them\n"
     "                     (about a unit per byte copied, hashed or shown) pass N\n"
@@ -63,7 +65,7 @@ static const char usage_text[] =
 
 static FILE *trace_json_file; /* --trace-json */
 static const char *trace_json_path;
-static VM *running_vm;        /* the VM whose run a signal or a write error stops */
+static VM *volatile running_vm; /* the VM whose run a signal or a write error stops */
 static bool output_broken;    /* an output failed: the run stops, exit status 2 */
 static volatile sig_atomic_t stop_signal; /* SIGINT or SIGTERM, once one stopped the run */
 
@@ -103,13 +105,19 @@ static int output_failed(void) {
 
 /* SIGINT and SIGTERM stop the run at the next instruction boundary, so
  * every output is completed (vm_stop only sets two fields, which is safe
- * here); a second signal, or one outside the run, ends the process at once. */
+ * here). A second signal a second or more after the first (the run seems
+ * stuck, or writing its outputs takes too long) ends the process at once;
+ * one sooner is the same signal sent twice, as timeout(1) does to the
+ * process and its group, and is ignored. */
 static void on_signal(int sig) {
+  static volatile sig_atomic_t first; /* time() of the first signal */
   if (stop_signal || !running_vm) {
+    if (running_vm && time(NULL) - first < 1) return;
     signal(sig, SIG_DFL);
     raise(sig);
     return;
   }
+  first = (sig_atomic_t)time(NULL);
   stop_signal = sig;
   vm_stop(running_vm, sig == SIGINT ? SIM_STOP_INTERRUPT : SIM_STOP_TERMINATE);
 }
@@ -255,6 +263,8 @@ int main(int argc, char **argv) {
       quiet = true;
     } else if (strcmp(arg, "--trace") == 0) {
       config.trace = true;
+    } else if (strcmp(arg, "--sandbox") == 0) {
+      config.sandbox = true;
     } else if (strcmp(arg, "--result") == 0) {
       print_result = true;
     } else if (strcmp(arg, "--max-heap") == 0) {

@@ -188,6 +188,7 @@ static bool arith(VM *vm, OpCode op, Value a, Value b, Value *out) {
       case OP_DIV:
       case OP_MOD:
         if (y == 0) { rt_error(vm, "division by a zero duration"); return false; }
+        if (y == -1 && op == OP_MOD) { *out = DURATION_VAL(0); return true; } /* as for ints; C would trap */
         if (x == INT64_MIN && y == -1) goto overflow;
         *out = op == OP_DIV ? INT_VAL(x / y) : DURATION_VAL(x % y);
         return true;

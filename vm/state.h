@@ -64,6 +64,7 @@ struct VM {
   Source *sources;         /* every file loaded, for diagnostics         */
   ValueArray module_inits; /* each module's top-level action, load order */
   char **module_paths;     /* parallel: the path each was loaded from    */
+  char *sandbox_root;      /* with config.sandbox: the resolved directory imports stay under */
   bool optimize;           /* one-shot continuations (default) vs -O0    */
   ObjClosure *entry_closure;    /* [BIND, THREAD_EXIT]: every thread's base frame */
   ObjClosure *timeout_closure;  /* the body of timeout(d, act)                    */

@@ -56,7 +56,10 @@ typedef struct {
   int max_threads;       /* threads alive at once, main included; 0: no limit */
   bool profile;          /* count instructions by opcode, call path and thread (vm/profile.h) */
   bool no_prelude;       /* do not compile the standard library: for loading a
-                            bytecode file, which carries its own copy      */
+                            bytecode file, which carries its own copy, or a
+                            script that uses only builtins (simc --no-prelude) */
+  bool sandbox;          /* imports only under the directory of the file
+                            loaded first, by relative paths (--sandbox)     */
   int opt_level;         /* 1 (default): inline statements, direct opcodes;
                             0: io-sim's strategy, every action built and bound */
   const char *program;   /* prefix of messages not about a script line ("simvm") */
