@@ -159,11 +159,7 @@ static int by_value(const void *a, const void *b) {
 /* --repeat N: N fresh simulations of the compiled program in this process,
  * each timed; a line per run and a summary on stderr. Stops at a failure. */
 static SimStatus run_repeated(VM *vm, uint64_t runs, double *wall) {
-  double *times = malloc((size_t)runs * sizeof(double));
-  if (!times) {
-    fprintf(stderr, "simvm: out of memory\n");
-    return SIM_FAILED;
-  }
+  double *times = xrealloc(NULL, (size_t)runs * sizeof(double));
   SimStatus status = SIM_OK;
   uint64_t done = 0, steps = 0, events = 0;
   for (; done < runs && status == SIM_OK; done++) {
@@ -198,8 +194,8 @@ static bool write_output_file(VM *vm, const char *path, char format, double wall
     file = fopen(path, "w");
   } else {
     size_t n = strlen(path);
-    temp = malloc(n + 8);
-    if (temp) {
+    temp = xrealloc(NULL, n + 8);
+    {
       memcpy(temp, path, n);
       memcpy(temp + n, ".XXXXXX", 8);
       int fd = mkstemp(temp);

@@ -12,19 +12,7 @@
 #define GC_FIRST_THRESHOLD (1024 * 1024)
 #define GC_GROWTH 2
 
-void *xrealloc(void *ptr, size_t size) {
-  if (size == 0) {
-    free(ptr);
-    return NULL;
-  }
-  void *result = realloc(ptr, size);
-  if (!result) {
-    fflush(NULL); /* what was printed before comes first */
-    fprintf(stderr, "simvm: out of memory (allocating %zu bytes); --max-heap sets a limit\n", size);
-    exit(70);
-  }
-  return result;
-}
+void *xrealloc(void *ptr, size_t size) { return mem_realloc(ptr, size); }
 
 Obj *gc_alloc(VM *vm, size_t size, ObjType type) {
   if (!vm->gc_paused && (vm->gc_stress || vm->bytes_allocated + size > vm->next_gc)) gc_collect(vm);

@@ -15,11 +15,13 @@
 
 #include <stddef.h>
 
+#include "../lang/alloc.h"
+
 #include "object.h"
 
 /* realloc that reports "out of memory" and exits with status 70 on failure
  * (the machine's memory, not --max-heap); size 0 frees and returns NULL.
- * For VM-owned arrays, not GC objects. */
+ * For VM-owned arrays, not GC objects. It is lang/alloc.h's funnel. */
 void *xrealloc(void *ptr, size_t size);
 
 /* Allocate a GC object of `size` bytes and type `type`; may collect first. */

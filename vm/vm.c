@@ -207,8 +207,8 @@ static ObjClosure *make_or_else(VM *vm) {
 static ObjClosure *make_resume(VM *vm) { return INTERNAL(vm, "<continuation>", 3, -1, 0, OP_BIND, OP_RESUME); }
 
 VM *vm_new(const VMConfig *config) {
-  VM *vm = calloc(1, sizeof *vm);
-  if (!vm) return NULL;
+  VM *vm = xrealloc(NULL, sizeof *vm);
+  memset(vm, 0, sizeof *vm);
   vm->config = *config;
   vm->next_gc = 1024 * 1024;
   const char *stress = getenv("SIMVM_GC_STRESS");
