@@ -1,4 +1,4 @@
-# simvm build.  make | make test | make demo | make asan | make install PREFIX=...
+# simvm build.  make | make test | make demo | make asan | make faultinject | make install PREFIX=...
 # All outputs go under build/ (generated lexer, parser and prelude included).
 
 CC      ?= cc
@@ -18,7 +18,7 @@ WARN    := -Wall -Wextra -Werror=implicit-function-declaration
 ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) -I$(BUILD)/gen -Ilang -Ivm $(EXTRA_CFLAGS)
 LDLIBS  := -lm
 
-LANG_SRC     := lang/ast.c lang/diag.c lang/parse.c lang/source.c
+LANG_SRC     := lang/alloc.c lang/ast.c lang/diag.c lang/parse.c lang/source.c
 VM_SRC       := $(wildcard vm/*.c)
 COMPILER_SRC := $(wildcard compiler/*.c)
 GEN_SRC      := $(BUILD)/gen/lexer.c $(BUILD)/gen/parser.c $(BUILD)/gen/prelude.c
@@ -29,7 +29,7 @@ SWITCH_OBJ   := $(patsubst %.o,%.switch.o,$(CORE_OBJ))
 UNIT_TESTS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 DEPS_OK      := $(BUILD)/.deps-ok
 
-.PHONY: all test unit-test script-test demo asan test-asan install clean deps bench bench-accept
+.PHONY: all test unit-test script-test demo asan test-asan faultinject install clean deps bench bench-accept
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/simvm $(BUILD)/simc $(BUILD)/simvm-switch
@@ -117,6 +117,13 @@ test: all unit-test script-test
 # the unit tests' GC checks.
 asan test-asan:
 	$(MAKE) --no-print-directory BUILD=build/asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" test
+
+# Fault injection (tests/run_faults.sh): an ASan build whose allocation
+# funnel fails the Nth allocation; every N of several runs must end with the
+# out-of-memory message and exit status 70, with no sanitizer report.
+faultinject:
+	$(MAKE) --no-print-directory BUILD=build/fault CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" EXTRA_CFLAGS=-DSIMVM_FAULT_INJECTION build/fault/simvm build/fault/simc
+	@bash tests/run_faults.sh build/fault
 
 # Times every benchmark program (never part of the tests): bench/RESULTS.md.
 # bench-accept makes the last run's figures the baseline the next run is compared with.

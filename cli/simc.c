@@ -19,6 +19,9 @@ static const char usage_text[] =
     "  -o FILE        write the compiled program (with the standard library) to FILE\n"
     "  -l, --list     list the bytecode of every function, block and module\n"
     "  --prelude      with -l, list the standard library too\n"
+    "  --no-prelude   compile without the standard library (builtins only): a\n"
+    "                 small program, for tests and fuzzing seeds\n"
+    "  --sandbox      refuse imports outside the script's directory tree\n"
     "  -O0            compile binds as io-sim does (see simvm --help)\n"
     "  -O1, -O        the default\n"
     "  -h, --help     show this help\n"
@@ -34,7 +37,7 @@ static void write_err(void *user, const char *text, size_t length) {
 
 int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
-  bool list = false, prelude = false, optimize = true;
+  bool list = false, prelude = false, optimize = true, no_prelude = false, sandbox = false;
   const char *output = NULL;
   const char *path = NULL;
   for (int i = 1; i < argc; i++) {
@@ -57,6 +60,10 @@ int main(int argc, char **argv) {
       list = true;
     } else if (strcmp(arg, "--prelude") == 0) {
       prelude = true;
+    } else if (strcmp(arg, "--no-prelude") == 0) {
+      no_prelude = true;
+    } else if (strcmp(arg, "--sandbox") == 0) {
+      sandbox = true;
     } else if (strcmp(arg, "-O0") == 0) {
       optimize = false;
     } else if (strcmp(arg, "-O1") == 0 || strcmp(arg, "-O") == 0) {
@@ -80,6 +87,8 @@ int main(int argc, char **argv) {
   config.write_error = write_err;
   config.program = "simc";
   config.opt_level = optimize ? 1 : 0;
+  config.no_prelude = no_prelude;
+  config.sandbox = sandbox;
   VM *vm = vm_new(&config);
   if (!vm) return SIM_FAILED;
   int first_user_module = vm->module_inits.count;

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../vm/state.h"
 #include "options.h"
@@ -26,7 +28,11 @@ static const char usage_text[] =
     "                     (masking in bracket, commits of the async library)\n"
     "  --trace=all        the trace with the prelude's internals too\n"
     "  --result           print main's result after the run\n"
+    "  --sandbox          refuse imports outside the script's directory tree\n"
+    "                     and imports by absolute path\n"
     "  --max-steps N      stop after N instructions\n"
+    "  --max-work N       stop when instructions plus the work done inside them\n"
+    "                     (about a unit per byte copied, hashed or shown) pass N\n"
     "  --max-time D       stop before simulated time passes D (e.g. 10s, 500ms)\n"
     "  --max-heap SIZE    stop when the live heap passes SIZE (e.g. 512MB, 2GB)\n"
     "  --max-threads N    stop when a fork would make more than N threads alive\n"
@@ -44,42 +50,93 @@ static const char usage_text[] =
     "  --trace-json F     write every trace event as a line of JSON to file F\n"
     "  --timeline F       write a timeline of the run to file F (Chrome trace\n"
     "                     events: open it in Perfetto or chrome://tracing)\n"
+    "  --max-trace-size SIZE  stop when a trace output (--trace, --trace-json,\n"
+    "                     --timeline) would pass SIZE (default 1GB)\n"
     "  --repeat N         run N fresh simulations in this process, timing them\n"
     "                     (short runs in batches); lines and a summary on stderr\n"
     "  -h, --help         show this help\n"
     "  --version          show the version\n"
+    "\n"
+    "SIGINT and SIGTERM stop the run at the next instruction, complete every\n"
+    "output and report where each thread is.\n"
     "\n"
     "exit status:\n"
     "  0  main finished            3  compile error, bad bytecode\n"
     "  1  main failed (uncaught    4  deadlock\n"
     "     exception or error, or   5  a --max-... limit reached\n"
     "     --strict-shutdown)\n"
-    "  2  usage error or unreadable file\n"
-    " 70  out of memory (the machine's)\n";
+    "  2  usage error, unreadable file or a failed write\n"
+    " 70  out of memory (the machine's)\n"
+    "130  stopped by SIGINT       143  stopped by SIGTERM\n";
 
-static void output_failed(void);
 
 static FILE *trace_json_file; /* --trace-json */
 static const char *trace_json_path;
+static VM *volatile running_vm; /* the VM whose run a signal or a write error stops */
+static bool output_broken;    /* an output failed: the run stops, exit status 2 */
+static volatile sig_atomic_t stop_signal; /* SIGINT or SIGTERM, once one stopped the run */
+
+/* An output could not be written: say so once and stop the run at the next
+ * instruction (the other outputs are still completed), exit status 2. */
+static void output_error(const char *what, int error) {
+  if (output_broken) return;
+  output_broken = true;
+  fflush(stdout);
+  fprintf(stderr, "simvm: cannot write %s: %s\n", what, strerror(error));
+  if (running_vm) vm_stop(running_vm, SIM_STOP_OUTPUT);
+}
 
 static void write_trace_json(void *user, const char *text, size_t length) {
   (void)user;
+  if (output_broken) return;
   if (fwrite(text, 1, length, trace_json_file) != length) {
-    fprintf(stderr, "simvm: cannot write '%s': %s\n", trace_json_path, strerror(errno));
-    exit(SIM_FAILED);
+    char what[1100];
+    snprintf(what, sizeof what, "'%s'", trace_json_path);
+    output_error(what, errno);
   }
 }
 
 /* stdout is fully buffered; a write that fails (a full disk, a closed pipe)
- * ends the run at once rather than simulating on with the output lost. */
+ * stops the run rather than simulating on with the output lost. */
 static void write_out(void *user, const char *text, size_t length) {
   (void)user;
-  if (fwrite(text, 1, length, stdout) != length || ferror(stdout)) output_failed();
+  if (output_broken) return;
+  if (fwrite(text, 1, length, stdout) != length || ferror(stdout)) output_error("output", errno);
 }
 
-static void output_failed(void) {
+/* Before any run (help, version): a failed write ends at once. */
+static int output_failed(void) {
   fprintf(stderr, "simvm: cannot write output: %s\n", strerror(errno));
-  exit(SIM_FAILED);
+  return SIM_USAGE;
+}
+
+/* SIGINT and SIGTERM stop the run at the next instruction boundary, so
+ * every output is completed (vm_stop only sets two fields, which is safe
+ * here). A second signal a second or more after the first (the run seems
+ * stuck, or writing its outputs takes too long) ends the process at once;
+ * one sooner is the same signal sent twice, as timeout(1) does to the
+ * process and its group, and is ignored. */
+static void on_signal(int sig) {
+  static volatile sig_atomic_t first; /* time() of the first signal */
+  if (stop_signal || !running_vm) {
+    if (running_vm && time(NULL) - first < 1) return;
+    signal(sig, SIG_DFL);
+    raise(sig);
+    return;
+  }
+  first = (sig_atomic_t)time(NULL);
+  stop_signal = sig;
+  vm_stop(running_vm, sig == SIGINT ? SIM_STOP_INTERRUPT : SIM_STOP_TERMINATE);
+}
+
+static void catch_signals(void) {
+  struct sigaction action;
+  memset(&action, 0, sizeof action);
+  action.sa_handler = on_signal;
+  action.sa_flags = SA_RESTART; /* a write in progress goes on, it does not fail */
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, NULL);
+  sigaction(SIGTERM, &action, NULL);
 }
 
 static void write_err(void *user, const char *text, size_t length) {
@@ -177,16 +234,46 @@ static SimStatus run_repeated(VM *vm, uint64_t runs, double *wall) {
 }
 
 /* Write an output file after the run: format 'j' or 'f' a profile (see
- * vm_write_profile), 'l' the timeline. Reports a failure. */
+ * vm_write_profile), 'l' the timeline. Reports a failure. A regular file
+ * (or a new one) is written whole or not at all: to a temporary file beside
+ * it, renamed over it when complete, so a failed or interrupted write never
+ * leaves a truncated profile; anything else (a pipe, /dev/stdout) is
+ * written in place. */
 static bool write_output_file(VM *vm, const char *path, char format, double wall) {
-  FILE *file = fopen(path, "w");
+  struct stat st;
+  bool in_place = stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+  char *temp = NULL;
+  FILE *file = NULL;
+  if (in_place) {
+    file = fopen(path, "w");
+  } else {
+    size_t n = strlen(path);
+    temp = xrealloc(NULL, n + 8);
+    {
+      memcpy(temp, path, n);
+      memcpy(temp + n, ".XXXXXX", 8);
+      int fd = mkstemp(temp);
+      mode_t mask = umask(0);
+      umask(mask);
+      if (fd >= 0 && (fchmod(fd, 0666 & ~mask) != 0 || !(file = fdopen(fd, "w")))) {
+        close(fd);
+        unlink(temp);
+      }
+    }
+  }
   if (!file) {
     fprintf(stderr, "simvm: cannot write '%s': %s\n", path, strerror(errno));
+    free(temp);
     return false;
   }
   bool ok = format == 'l' ? vm_write_timeline(vm, file) : vm_write_profile(vm, file, format, wall);
-  if (fclose(file) != 0) ok = false;
-  if (!ok) fprintf(stderr, "simvm: cannot write '%s': %s\n", path, strerror(errno));
+  if (fflush(file) != 0) ok = false;
+  int saved = errno;
+  if (fclose(file) != 0 && ok) ok = false, saved = errno;
+  if (ok && temp && rename(temp, path) != 0) ok = false, saved = errno;
+  if (!ok) fprintf(stderr, "simvm: cannot write '%s': %s\n", path, strerror(saved));
+  if (temp && !ok) unlink(temp);
+  free(temp);
   return ok;
 }
 
@@ -218,12 +305,10 @@ int main(int argc, char **argv) {
       break;
     } else if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
       fputs(usage_text, stdout);
-      if (fflush(stdout) != 0) output_failed();
-      return SIM_OK;
+      return fflush(stdout) != 0 ? output_failed() : SIM_OK;
     } else if (strcmp(arg, "--version") == 0) {
       printf("simvm %s\n", SIMVM_VERSION);
-      if (fflush(stdout) != 0) output_failed();
-      return SIM_OK;
+      return fflush(stdout) != 0 ? output_failed() : SIM_OK;
     } else if (strcmp(arg, "-q") == 0 || strcmp(arg, "--quiet") == 0) {
       quiet = true;
     } else if (strcmp(arg, "--trace") == 0 || strcmp(arg, "--trace=user") == 0) {
@@ -233,6 +318,8 @@ int main(int argc, char **argv) {
       config.trace = config.trace_all = true;
     } else if (strncmp(arg, "--trace=", 8) == 0) {
       return usage_error("--trace= takes user or all, not '%s'", arg + 8);
+    } else if (strcmp(arg, "--sandbox") == 0) {
+      config.sandbox = true;
     } else if (strcmp(arg, "--result") == 0) {
       print_result = true;
     } else if (strcmp(arg, "--strict-shutdown") == 0) {
@@ -273,6 +360,16 @@ int main(int argc, char **argv) {
       if (++i == argc) return usage_error("%s needs a number", arg);
       if (!parse_count(argv[i], &config.max_steps) || config.max_steps == 0)
         return usage_error("--max-steps needs a positive whole number, not '%s'", argv[i]);
+    } else if (strcmp(arg, "--max-work") == 0) {
+      if (++i == argc) return usage_error("%s needs a number", arg);
+      if (!parse_count(argv[i], &config.max_work) || config.max_work == 0)
+        return usage_error("--max-work needs a positive whole number, not '%s'", argv[i]);
+    } else if (strcmp(arg, "--max-trace-size") == 0) {
+      size_t size;
+      if (++i == argc) return usage_error("%s needs a size", arg);
+      if (!parse_size(argv[i], &size) || size == 0)
+        return usage_error("--max-trace-size needs a size such as 100MB or 2GB, not '%s'", argv[i]);
+      config.max_trace_size = size;
     } else if (strcmp(arg, "--max-time") == 0) {
       if (++i == argc) return usage_error("%s needs a duration", arg);
       if (!parse_duration(argv[i], &config.max_time))
@@ -305,17 +402,23 @@ int main(int argc, char **argv) {
   }
   SimStatus status = vm_load_file(vm, path);
   double wall = 0;
-  if (status == SIM_OK) status = repeat ? run_repeated(vm, repeat, &wall) : run_once(vm, &wall);
-  if (config.profile && (status == SIM_OK || status == SIM_FAILED || status == SIM_DEADLOCK || status == SIM_LIMIT)) {
+  bool ran = status == SIM_OK;
+  if (ran) {
+    running_vm = vm;
+    catch_signals();
+    status = repeat ? run_repeated(vm, repeat, &wall) : run_once(vm, &wall);
+    ran = status != SIM_COMPILE_ERROR; /* no main: nothing ran */
+  }
+  /* what ran is written out whatever ended it: a failure, a limit, a
+   * signal or a write error */
+  if (config.profile && ran) {
     fflush(stdout);
     if (!profile_json && !profile_folded) vm_write_profile(vm, stderr, 't', wall);
     if (profile_json && !write_output_file(vm, profile_json, 'j', wall)) status = SIM_USAGE;
     if (profile_folded && !write_output_file(vm, profile_folded, 'f', wall)) status = SIM_USAGE;
   }
-  if (timeline_path && status != SIM_COMPILE_ERROR && status != SIM_USAGE &&
-      !write_output_file(vm, timeline_path, 'l', wall))
-    status = SIM_USAGE;
-  if (trace_json_file && fclose(trace_json_file) != 0) {
+  if (timeline_path && ran && !write_output_file(vm, timeline_path, 'l', wall)) status = SIM_USAGE;
+  if (trace_json_file && fclose(trace_json_file) != 0 && !output_broken) {
     fprintf(stderr, "simvm: cannot write '%s': %s\n", trace_json_path, strerror(errno));
     status = SIM_USAGE;
   }
@@ -324,7 +427,10 @@ int main(int argc, char **argv) {
     printf("%s\n", text);
     free(text);
   }
+  running_vm = NULL;
   vm_free(vm);
-  if (fflush(stdout) != 0) output_failed();
+  if (fflush(stdout) != 0 && !output_broken) status = output_failed();
+  if (output_broken) status = SIM_USAGE;
+  if (status == SIM_INTERRUPTED) return 128 + (stop_signal ? stop_signal : SIGINT);
   return (int)status;
 }

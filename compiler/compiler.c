@@ -493,20 +493,32 @@ static const OpCode binary_ops[] = {
     [BIN_LE] = OP_LE,   [BIN_GT] = OP_GT,   [BIN_GE] = OP_GE,   [BIN_CONCAT] = OP_CONCAT,
 };
 
-static void compile_list(Compiler *c, const Expr *e) {
+/* Items [start, start + count) of a list literal, left to right, as one
+ * list on the stack. LIST takes at most 255 values, so a longer literal is
+ * built from up to 255 parts of 255^k items each, evaluated in order, then
+ * joined right to left: a ++ copies only its left side, so each level of
+ * parts copies every item once, and the whole is linear in practice (three
+ * levels reach 16 million items) with the stack at most 255 per level. */
+static void compile_list_part(Compiler *c, const Expr *e, int start, int count) {
   const NodeList *items = &e->as.items;
-  if (items->count == 0) {
-    emit_op(c, OP_NIL);
+  if (count <= MAX_ARGS) {
+    for (int i = 0; i < count; i++) compile_expr(c, items->items[start + i], false);
+    c->line = e->loc.line;
+    emit_var(c, OP_LIST, count, 1 - count);
     return;
   }
-  /* in chunks of at most 255, joined with ++ */
-  for (int start = 0; start < items->count; start += MAX_ARGS) {
-    int n = items->count - start < MAX_ARGS ? items->count - start : MAX_ARGS;
-    for (int i = 0; i < n; i++) compile_expr(c, items->items[start + i], false);
-    c->line = e->loc.line;
-    emit_var(c, OP_LIST, n, 1 - n);
-    if (start > 0) emit_op(c, OP_CONCAT);
-  }
+  int size = MAX_ARGS;
+  while ((int64_t)size * MAX_ARGS < count) size *= MAX_ARGS;
+  int parts = 0;
+  for (int at = 0; at < count; at += size, parts++)
+    compile_list_part(c, e, start + at, count - at < size ? count - at : size);
+  c->line = e->loc.line;
+  for (int i = 1; i < parts; i++) emit_op(c, OP_CONCAT);
+}
+
+static void compile_list(Compiler *c, const Expr *e) {
+  if (e->as.items.count == 0) emit_op(c, OP_NIL);
+  else compile_list_part(c, e, 0, e->as.items.count);
 }
 
 static void compile_record(Compiler *c, const Expr *e) {

@@ -1,5 +1,7 @@
 /* Files, imports and the boot action. Imports are resolved relative to the
- * importing file; each file is loaded once, and an import cycle is an error. */
+ * importing file; each file is loaded once, and an import cycle is an error.
+ * Only .sim files are imported; with config.sandbox only those under the
+ * main script's directory, by relative paths. */
 #include "loader.h"
 
 #include <limits.h>
@@ -60,9 +62,63 @@ typedef struct Loading {
 
 static SimStatus load_source(VM *vm, Source *source, char *key, const Loading *outer, int depth, Diag *diag);
 
+static bool ends_with(const char *text, const char *suffix) {
+  size_t n = strlen(text), m = strlen(suffix);
+  return n >= m && strcmp(text + n - m, suffix) == 0;
+}
+
+/* Whether `path` (resolved) lies in the directory tree at `root`. */
+static bool inside(const char *root, const char *path) {
+  size_t n = strlen(root);
+  if (strncmp(root, path, n) != 0) return false;
+  return path[n] == '/' || path[n] == '\0' || (n > 0 && root[n - 1] == '/');
+}
+
+/* Why `import "name"` from `from` is refused before anything is read, or
+ * NULL: only .sim scripts are imported (so no other file is ever parsed, or
+ * a line of it shown in an error), and under --sandbox only those in the
+ * main script's directory tree, named by a relative path. */
+static const char *refuse_import(VM *vm, const char *name, const char *path, char *why, size_t size) {
+  if (ends_with(name, ".simc"))
+    snprintf(why, size, "cannot import '%s': it is a compiled program; import the .sim file it was compiled from", name);
+  else if (!ends_with(name, ".sim"))
+    snprintf(why, size, "cannot import '%s': only .sim files can be imported", name);
+  else if (vm->config.sandbox && name[0] == '/')
+    snprintf(why, size, "cannot import '%s': --sandbox allows only relative paths", name);
+  else if (vm->config.sandbox) {
+    /* the file as resolved (symbolic links followed), or, if it does not
+     * exist, its directory */
+    char resolved[PATH_MAX];
+    bool found = realpath(path, resolved) != NULL;
+    if (!found) {
+      char *dir = xrealloc(NULL, strlen(path) + 3);
+      strcpy(dir, path);
+      char *slash = strrchr(dir, '/');
+      if (slash) *slash = '\0';
+      else strcpy(dir, ".");
+      found = realpath(dir, resolved) != NULL;
+      free(dir);
+      if (!found) return NULL; /* reading it fails, and says so */
+    }
+    if (!vm->sandbox_root || !inside(vm->sandbox_root, resolved))
+      snprintf(why, size, "cannot import '%s': --sandbox allows only files under the script's directory", name);
+    else
+      return NULL;
+  } else {
+    return NULL;
+  }
+  return why;
+}
+
 static SimStatus load_import(VM *vm, const Source *from, const Decl *decl, const Loading *loading, int depth,
                              Diag *diag) {
   char *path = import_path(from->path, decl->name);
+  char why[768];
+  if (refuse_import(vm, decl->name, path, why, sizeof why)) {
+    diag_error(diag, from, decl->loc.line, decl->loc.col, "%s", why);
+    free(path);
+    return SIM_COMPILE_ERROR;
+  }
   char *key = canonical(path);
   for (const Loading *l = loading; l; l = l->outer) {
     if (strcmp(l->key, key) == 0) {
@@ -85,12 +141,21 @@ static SimStatus load_import(VM *vm, const Source *from, const Decl *decl, const
   }
   char err[512];
   Source *source = source_read(path, err, sizeof err);
-  free(path);
   if (!source) {
     diag_error(diag, from, decl->loc.line, decl->loc.col, "cannot import: %s", err);
+    free(path);
     free(key);
     return SIM_COMPILE_ERROR;
   }
+  if (bytecode_is((const uint8_t *)source->text, source->length)) {
+    diag_error(diag, from, decl->loc.line, decl->loc.col,
+               "cannot import '%s': it is a compiled program, not a script", decl->name);
+    source_free(source);
+    free(path);
+    free(key);
+    return SIM_COMPILE_ERROR;
+  }
+  free(path);
   return load_source(vm, source, key, loading, depth + 1, diag);
 }
 
@@ -169,7 +234,24 @@ SimStatus loader_load_prelude(VM *vm) {
   return load_top(vm, source, key);
 }
 
+/* --sandbox: imports stay in the tree of the directory holding `path`. */
+static void set_sandbox_root(VM *vm, const char *path) {
+  if (!vm->config.sandbox || vm->sandbox_root) return;
+  char *dir = xrealloc(NULL, strlen(path) + 3);
+  strcpy(dir, path);
+  char *slash = strrchr(dir, '/');
+  if (slash) slash[slash == dir ? 1 : 0] = '\0';
+  else strcpy(dir, ".");
+  char resolved[PATH_MAX];
+  if (realpath(dir, resolved)) {
+    vm->sandbox_root = xrealloc(NULL, strlen(resolved) + 1);
+    strcpy(vm->sandbox_root, resolved);
+  }
+  free(dir);
+}
+
 SimStatus vm_load_file(VM *vm, const char *path) {
+  set_sandbox_root(vm, path);
   char err[512];
   Source *source = source_read(path, err, sizeof err);
   if (!source) {
@@ -186,11 +268,6 @@ SimStatus vm_load_file(VM *vm, const char *path) {
     source_free(source);
     return status;
   }
-  if (vm->config.no_prelude) {
-    vm_report(vm, "%s: not a bytecode file (it does not start with the simvm bytecode signature)\n", path);
-    source_free(source);
-    return SIM_COMPILE_ERROR;
-  }
   return load_top(vm, source, canonical(path));
 }
 
@@ -206,6 +283,7 @@ bool vm_is_bytecode_file(const char *path) {
 bool vm_write_bytecode(VM *vm, FILE *out) { return bytecode_write(vm, out); }
 
 SimStatus vm_load_source(VM *vm, const char *name, const char *text, size_t length) {
+  set_sandbox_root(vm, name);
   Source *source = source_from_memory(name, text, length);
   if (!source) return SIM_USAGE;
   char *key = xrealloc(NULL, strlen(name) + 1);
@@ -214,6 +292,8 @@ SimStatus vm_load_source(VM *vm, const char *name, const char *text, size_t leng
 }
 
 void loader_free(VM *vm) {
+  free(vm->sandbox_root);
+  vm->sandbox_root = NULL;
   for (int i = 0; i < vm->module_inits.count; i++) free(vm->module_paths[i]);
   free(vm->module_paths);
   vm->module_paths = NULL;

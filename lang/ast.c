@@ -1,5 +1,7 @@
 #include "ast.h"
 
+#include "alloc.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,22 +20,18 @@ struct Arena {
 
 #define BLOCK_SIZE (64 * 1024)
 
-static void *checked(void *p) {
-  if (!p) {
-    fprintf(stderr, "simvm: out of memory\n");
-    exit(70);
-  }
-  return p;
+Arena *arena_new(void) {
+  Arena *arena = mem_realloc(NULL, sizeof(Arena));
+  arena->blocks = NULL;
+  return arena;
 }
-
-Arena *arena_new(void) { return checked(calloc(1, sizeof(Arena))); }
 
 void *arena_alloc(Arena *arena, size_t size) {
   size = (size + 15) & ~(size_t)15;
   Block *block = arena->blocks;
   if (!block || block->used + size > block->size) {
     size_t capacity = size > BLOCK_SIZE ? size : BLOCK_SIZE;
-    block = checked(malloc(sizeof(Block) + capacity));
+    block = mem_realloc(NULL, sizeof(Block) + capacity);
     block->used = 0;
     block->size = capacity;
     block->next = arena->blocks;

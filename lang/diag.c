@@ -21,6 +21,10 @@ void diag_error(Diag *diag, const Source *source, int line, int col, const char 
   emit(diag, text, strlen(text));
   emit(diag, "\n", 1);
 
+  /* only a script's own lines are shown: a file that is not a .sim source
+   * (an import of /etc/passwd, a stray text file) never has one printed */
+  size_t path_length = strlen(source->path);
+  if (path_length < 4 || strcmp(source->path + path_length - 4, ".sim") != 0) return;
   int length = 0;
   const char *line_text = source_line(source, line, &length);
   if (!line_text) return;

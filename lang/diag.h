@@ -19,7 +19,8 @@ typedef struct {
   int errors;            /* reported so far              */
 } Diag;
 
-/* Report an error at 1-based line and column of `source`. */
+/* Report an error at 1-based line and column of `source`; the source line
+ * and a caret follow when the file's name ends in ".sim". */
 void diag_error(Diag *diag, const Source *source, int line, int col, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 

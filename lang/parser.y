@@ -10,6 +10,14 @@
 %expect 0
 %param {Parser *p}
 
+%code top {
+/* the parser's stacks come from the one allocation funnel too */
+#include <stdlib.h>
+#include "alloc.h"
+#define YYMALLOC mem_malloc
+#define YYFREE free
+}
+
 %code requires {
 #include "ast.h"
 #include "diag.h"

@@ -39,6 +39,40 @@ printf 'fn g(xs) = g(cons(1, xs))\nmain = say(g([]))\n' >"$tmp/grow.sim"
 printf 'main = {\n  fork(delay(1s))\n  return 7\n}\n' >"$tmp/leave.sim"
 printf 'main = {\n  fork(delay(1s))\n  delay(2s)\n}\n' >"$tmp/wait.sim"
 
+# the collector runs at every allocation while the profiler, the timeline
+# and both traces record a program that forks, labels and drops garbage
+# (under make asan this catches any object they keep without a root)
+cat >"$tmp/gc.sim" <<'EOF'
+fn loop(i, xs) = if i == 0 then length(xs) else loop(i - 1, if i % 10 == 0 then [i] else cons(i, xs))
+fn worker(n) {
+  me <- myThreadId()
+  labelThread(me, "w" ++ show(n))
+  delay(1us)
+  say(show(loop(60, [])))
+}
+main = {
+  forM_(range(0, 3), fn(i) => fork(worker(i)))
+  let n = loop(100, [])
+  delay(2us)
+  say(n)
+}
+EOF
+
+cat >"$tmp/tick.sim" <<'EOF'
+fn tick(n) {
+  delay(1ms)
+  say("tick " ++ show(n))
+  tick(n + 1)
+}
+fn idle() { delay(1s); idle() }
+main = {
+  t <- fork(tick(0))
+  labelThread(t, "ticker")
+  idle()
+}
+EOF
+printf 'fn grow(s, n) = if n == 0 then s else grow(s ++ s, n - 1)\nmain = say(length(grow("ab", 20)))\n' >"$tmp/double.sim"
+
 expect "no arguments"        2 "simvm: no script given" "$simvm"
 expect "unknown option"      2 "simvm: unknown option '--frobnicate'" "$simvm" --frobnicate hi.sim
 expect "max-steps value"     2 "simvm: --max-steps needs a positive whole number, not 'ten'" "$simvm" --max-steps ten hi.sim
@@ -71,7 +105,30 @@ expect "strict, no threads"  0 "42" "$simvm" --strict-shutdown -q --result answe
 expect "strict --repeat"     0 "exit 1 after 1 run" sh -c "out=\$('$simvm' --repeat 3 --strict-shutdown leave.sim 2>&1); echo \"exit \$? after \$(echo \"\$out\" | grep -c '^run ') run\""
 expect "strict --profile"    0 "exit 1, report and profile" sh -c "out=\$('$simvm' -q --strict-shutdown --profile leave.sim 2>&1); echo \"exit \$?, \$(echo \"\$out\" | grep -c '^simvm: strict shutdown\|^simvm profile' | sed 's/^2\$/report and profile/')\""
 expect "strict --max-time"   5 "simvm: time limit reached: the next event is after 1us (--max-time)" "$simvm" --strict-shutdown --max-time 1us wait.sim
-expect "output error"        1 "simvm: cannot write output: No space left on device" sh -c "'$simvm' hi.sim >/dev/full"
+expect "gc-stressed writers"  0 "ok" sh -c "SIMVM_GC_STRESS=1 '$simvm' --trace --profile --profile-json g.json --profile-folded g.folded --timeline g.tl --trace-json g.jsonl gc.sim >g.out && SIMVM_GC_STRESS=1 '$simvm' -q --profile gc.sim 2>g.err && grep -q '^main;<thread>;main ' g.folded && grep -q '\"name\": \"loop\"' g.json && grep -q '\"2 (w1)\"' g.tl && [ \$(grep -c '\"event\": \"say\"' g.jsonl) = 4 ] && grep -q '^       2us  main         say \"10\"' g.out && grep -q '^  3 (w2) ' g.err && echo ok"
+expect "output error"        2 "simvm: cannot write output: No space left on device" sh -c "'$simvm' hi.sim >/dev/full"
+expect "trace-json error"    2 "simvm: cannot write '/dev/full': No space left on device" "$simvm" -q --trace-json /dev/full tick.sim
+expect "help output error"   2 "simvm: cannot write output: No space left on device" sh -c "'$simvm' --help >/dev/full"
+expect "max-work value"      2 "simvm: --max-work needs a positive whole number, not '0'" "$simvm" --max-work 0 hi.sim
+expect "max-work"            5 "simvm: work limit reached: N units of work done (--max-work)" \
+  sh -c "'$simvm' --max-work 1000000 double.sim 2>w.err; s=\$?; sed 's/[0-9][0-9]* units/N units/' w.err; exit \$s"
+expect "max-trace-size value" 2 "simvm: --max-trace-size needs a size such as 100MB or 2GB, not '10'" "$simvm" --max-trace-size 10 hi.sim
+expect "max-trace-size"      0 "simvm: trace size limit reached: the --trace output would pass 1024 bytes (--max-trace-size) 5 ok" \
+  sh -c "'$simvm' --trace --max-trace-size 1KB tick.sim >ticks 2>ticks.err; s=\$?; tr '\\n' ' ' <ticks.err; echo \$s \$([ \$(wc -c <ticks) -le 1024 ] && [ \"\$(tail -c 1 ticks | od -An -c | tr -d ' ')\" = '\\n' ] && echo ok)"
+# a signal stops the run at an instruction: every output is complete, and
+# where each thread is goes to stderr
+expect "SIGINT"              0 "130 simvm: interrupted at T after N instructions|  thread main is X|  thread 1 (ticker) is X| ok" \
+  sh -c "timeout --preserve-status -s INT 1 '$simvm' -q --trace-json i.jsonl --timeline i.tl --profile-json i.json tick.sim 2>i.err; echo \$? \"\$(sed -e 's/at [0-9]*[mun]*s after [0-9]* /at T after N /' -e 's/ is .* at tick.sim:[0-9]*\$/ is X/' i.err | tr '\\n' '|')\" \$(tail -n 1 i.tl | grep -q '^]}\$' && tail -n 1 i.json | grep -q '^}\$' && tail -n 1 i.jsonl | grep -q '}\$' && echo ok)"
+expect "SIGTERM"             0 "143 simvm: terminated" \
+  sh -c "timeout --preserve-status -s TERM 1 '$simvm' -q tick.sim 2>t.err; echo \$? \$(head -n 1 t.err | cut -c1-17)"
+printf 'SIMVMBC' >"$tmp/short.simc"
+expect "short bytecode"      3 "short.simc: bad bytecode: the file is truncated" "$simvm" short.simc
+mkdir -p "$tmp/box/lib" && printf 'import "lib/in.sim"\nimport "../shared.sim"\nmain = say(x + y)\n' >"$tmp/box/main.sim"
+printf 'x = 7\n' >"$tmp/box/lib/in.sim" && printf 'y = 1\n' >"$tmp/shared.sim"
+expect "import outside"      0 "8" "$simvm" box/main.sim
+expect "sandbox"             3 "box/main.sim:2:1: error: cannot import '../shared.sim': --sandbox allows only files under the script's directory" "$simvm" --sandbox box/main.sim
+printf 'main = say(length([1, 2]))\n' >"$tmp/bare.sim"
+expect "simc --no-prelude"   0 "2 small" sh -c "'$simc' --no-prelude -o bare.simc bare.sim && out=\$('$simvm' bare.simc) && [ \$(wc -c <bare.simc) -lt 2000 ] && echo \"\$out small\""
 expect "simc help"           0 "usage: simc [options] file.sim" "$simc" --help
 expect "simc no file"        2 "simc: no script given" "$simc"
 expect "simc two files"      2 "simc: give one script, not 'hi.sim' and 'prog.sim'" "$simc" hi.sim prog.sim

@@ -29,13 +29,27 @@ void rt_error(VM *vm, const char *fmt, ...) {
     }                         \
   } while (0)
 
+/* A new (not interned) string of the buffer's text: the result of show,
+ * join ... (see ObjString). */
+static bool string_result(VM *vm, Buffer *buf, const char *what, Value *result) {
+  if (buf->length > INT32_MAX) {
+    buf_free(buf);
+    rt_error(vm, "%s: string too long", what);
+    return false;
+  }
+  ObjString *s = obj_string_new(vm, (int)buf->length);
+  if (buf->length) memcpy(s->chars, buf->data, buf->length);
+  vm_work(vm, buf->length);
+  buf_free(buf);
+  *result = OBJ_VAL(s);
+  return true;
+}
+
 static bool nat_show(VM *vm, Value *args, Value *result) {
   Buffer buf;
   buf_init(&buf);
   value_show(&buf, args[0], false);
-  *result = OBJ_VAL(obj_string(vm, buf.data ? buf.data : "", (int)buf.length));
-  buf_free(&buf);
-  return true;
+  return string_result(vm, &buf, "show", result);
 }
 
 static bool nat_length(VM *vm, Value *args, Value *result) {
@@ -50,6 +64,7 @@ static bool nat_length(VM *vm, Value *args, Value *result) {
   EXPECT(IS_LIST(args[0]), "length needs a list, string or record, not %s", value_type_name(args[0]));
   int64_t n = 0;
   for (Value v = args[0]; IS_CONS(v); v = AS_CONS(v)->tail) n++;
+  vm_work(vm, (uint64_t)n);
   *result = INT_VAL(n);
   return true;
 }
@@ -90,10 +105,12 @@ static bool nat_nth(VM *vm, Value *args, Value *result) {
   int64_t i = AS_INT(args[1]), n = 0;
   for (Value v = args[0]; IS_CONS(v); v = AS_CONS(v)->tail, n++) {
     if (n == i) {
+      vm_work(vm, (uint64_t)n);
       *result = AS_CONS(v)->head;
       return true;
     }
   }
+  vm_work(vm, (uint64_t)n);
   rt_error(vm, "list index %" PRId64 " out of range (length %" PRId64 ")", i, n);
   return false;
 }
@@ -125,7 +142,8 @@ static bool nat_set_field(VM *vm, Value *args, Value *result) {
   EXPECT(IS_RECORD(args[0]), "setField needs a record, not %s", value_type_name(args[0]));
   EXPECT(IS_STRING(args[1]), "setField needs a field name string, not %s", value_type_name(args[1]));
   ObjRecord *old = AS_RECORD(args[0]);
-  ObjString *name = AS_STRING(args[1]);
+  ObjString *name = obj_intern(vm, AS_STRING(args[1])); /* field names are interned */
+  vm_work(vm, (uint64_t)old->count); /* a copy of the record: O(fields) each time */
   int found = -1;
   for (int i = 0; i < old->count; i++)
     if (old->fields[i].name == name) found = i;
@@ -143,8 +161,10 @@ static bool nat_has_field(VM *vm, Value *args, Value *result) {
   EXPECT(IS_RECORD(args[0]), "hasField needs a record, not %s", value_type_name(args[0]));
   EXPECT(IS_STRING(args[1]), "hasField needs a field name string, not %s", value_type_name(args[1]));
   bool found = false;
-  for (int i = 0; i < AS_RECORD(args[0])->count; i++)
-    if (AS_RECORD(args[0])->fields[i].name == AS_STRING(args[1])) found = true;
+  ObjString *name = obj_find_interned(vm, AS_STRING(args[1]));
+  vm_work(vm, (uint64_t)AS_RECORD(args[0])->count);
+  for (int i = 0; name && i < AS_RECORD(args[0])->count; i++)
+    if (AS_RECORD(args[0])->fields[i].name == name) found = true;
   *result = BOOL_VAL(found);
   return true;
 }
@@ -169,6 +189,7 @@ static bool nat_to_int(VM *vm, Value *args, Value *result) {
   } else if (IS_STRING(v)) {
     const char *text = AS_CSTRING(v);
     char *end;
+    vm_work(vm, (uint64_t)AS_STRING(v)->length);
     errno = 0;
     long long n = strtoll(text, &end, 10);
     EXPECT(*text && *end == '\0', "toInt: \"%s\" is not an integer", text);
@@ -189,6 +210,7 @@ static bool nat_to_float(VM *vm, Value *args, Value *result) {
   } else if (IS_STRING(v)) {
     const char *text = AS_CSTRING(v);
     char *end;
+    vm_work(vm, (uint64_t)AS_STRING(v)->length);
     double f = strtod(text, &end);
     EXPECT(*text && *end == '\0', "toFloat: \"%s\" is not a number", text);
     *result = FLOAT_VAL(f);
@@ -258,6 +280,7 @@ static bool nat_error(VM *vm, Value *args, Value *result) {
   Buffer buf;
   buf_init(&buf);
   value_show(&buf, args[0], false);
+  vm_work(vm, buf.length);
   rt_error(vm, "%s", buf.data ? buf.data : "");
   buf_free(&buf);
   return false;
@@ -279,14 +302,7 @@ static bool nat_join(VM *vm, Value *args, Value *result) {
     if (v.as.obj != args[1].as.obj) buf_append(&out, AS_CSTRING(args[0]), (size_t)AS_STRING(args[0])->length);
     buf_append(&out, AS_CSTRING(item), (size_t)AS_STRING(item)->length);
   }
-  if (out.length > INT32_MAX) {
-    buf_free(&out);
-    rt_error(vm, "join: string too long");
-    return false;
-  }
-  *result = OBJ_VAL(obj_string(vm, buf_text(&out), (int)out.length));
-  buf_free(&out);
-  return true;
+  return string_result(vm, &out, "join", result);
 }
 
 static bool nat_type_of(VM *vm, Value *args, Value *result) {

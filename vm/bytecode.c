@@ -1,10 +1,12 @@
-/* Writing, reading and verifying bytecode files (see bytecode.h). */
+/* Writing and reading bytecode files (see bytecode.h); vm/verify.c checks
+ * the code of every prototype read. */
 #include "bytecode.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "builtins.h"
+#include "verify.h"
 
 /* ---- writing ---- */
 
@@ -151,14 +153,12 @@ static const char *file_name(VM *vm, const char *name) {
   return source->path;
 }
 
-static bool verify(Reader *r, ObjProto *proto, const ObjProto *enclosing);
-
-static ObjProto *get_proto(Reader *r, const ObjProto *enclosing) {
+static ObjProto *get_proto(Reader *r, bool top_level) {
   if (++r->depth > 200) FAIL(r, "prototypes nested too deeply");
   uint32_t kind, arity, slots, upvalues, handler, handler_depth, line, length, constants;
   kind = (uint32_t)get(r, 1);
   if (kind > PROTO_SCRIPT) FAIL(r, "unknown prototype kind %u", kind);
-  if (!get_count(r, 255, "an arity", &arity) || !get_count(r, 1024, "a slot count", &slots) ||
+  if (!get_count(r, 255, "an arity", &arity) || !get_count(r, 65535, "a slot count", &slots) ||
       !get_count(r, 255, "an upvalue count", &upvalues) || !need(r, upvalues * 2u))
     return NULL;
   ObjProto *proto = obj_proto(r->vm, (ProtoKind)kind, "", 0);
@@ -216,7 +216,7 @@ static ObjProto *get_proto(Reader *r, const ObjProto *enclosing) {
         break;
       }
       case 4: {
-        ObjProto *inner = get_proto(r, proto);
+        ObjProto *inner = get_proto(r, false);
         if (!inner) return NULL;
         v = OBJ_VAL(inner);
         break;
@@ -225,126 +225,36 @@ static ObjProto *get_proto(Reader *r, const ObjProto *enclosing) {
     }
     value_array_push(&proto->chunk.constants, v);
   }
-  if (r->error[0] || !verify(r, proto, enclosing)) return NULL;
+  if (r->error[0]) return NULL;
+  if (!verify_proto(r->vm, proto, top_level, r->error, sizeof r->error)) return NULL;
   r->depth--;
   return proto;
 }
 
-/* ---- verifying ---- */
-
-static bool is_terminator(uint8_t op) { return op == OP_RETURN; }
-
-/* Walk every path of the code, tracking the stack depth, so the interpreter
- * can run it without further checks on operands, jumps or the stack. */
-static bool verify(Reader *r, ObjProto *proto, const ObjProto *enclosing) {
-  const Chunk *chunk = &proto->chunk;
-  int n = chunk->count, first_slot = 1 + proto->arity;
-  if (proto->max_slots < first_slot) FAIL(r, "%s: %d slots cannot hold %d parameters", proto->name->chars, proto->max_slots, proto->arity);
-  for (int i = 0; i < proto->upvalue_count; i++) {
-    int from_local = proto->captures[2 * i], index = proto->captures[2 * i + 1];
-    if (from_local > 1 || !enclosing || index >= (from_local ? enclosing->max_slots : enclosing->upvalue_count))
-      FAIL(r, "%s: capture %d is out of range", proto->name->chars, i);
-  }
-  int *depth = xrealloc(NULL, (size_t)(n + 1) * sizeof(int));
-  int *work = xrealloc(NULL, (size_t)(n + 1) * sizeof(int));
-  for (int i = 0; i <= n; i++) depth[i] = -1;
-  int pending = 0;
-  bool ok = n > 0;
-  if (!ok) snprintf(r->error, sizeof r->error, "%s: no code", proto->name->chars);
-  if (ok) {
-    depth[0] = first_slot;
-    work[pending++] = 0;
-  }
-  while (ok && pending) {
-    int at = work[--pending], d = depth[at];
-    uint8_t op = chunk->code[at];
-    const char *why = NULL;
-    int operand = 0, pops = 0, effect = 0, next = at + 1, jump = -1;
-    if (op >= OP_COUNT) why = "an unknown opcode";
-    else if (opcode_info[op].vm_only) why = "an opcode only the VM may use";
-    else if (at + opcode_size(op) > n) why = "an instruction cut off by the end of the code";
-    if (!why) {
-      const OpInfo *info = &opcode_info[op];
-      next = at + opcode_size(op);
-      if (info->operand == OPERAND_U8) operand = chunk->code[at + 1];
-      if (info->operand == OPERAND_U16) operand = (chunk->code[at + 1] << 8) | chunk->code[at + 2];
-      pops = info->pops;
-      effect = info->stack_effect;
-      const ValueArray *k = &chunk->constants;
-      switch (op) {
-        case OP_SLIDE: pops = operand + 1; effect = -operand; break;
-        case OP_LIST: pops = operand; effect = 1 - operand; break;
-        case OP_RECORD: pops = 2 * operand; effect = 1 - 2 * operand; break;
-        case OP_CALL_BIND:
-          if (next >= n || chunk->code[next] != OP_BIND) why = "CALL_BIND not followed by BIND";
-          pops = operand + 1; effect = -operand; break;
-        case OP_CALL: case OP_TAIL_CALL: case OP_TAIL_CALL_BIND:
-          pops = operand + 1; effect = -operand; break;
-        case OP_RETURN: effect = -1; break;
-        case OP_ACTION:
-          if (operand >= builtin_count || builtin_table[operand].op < 0) why = "ACTION of a builtin that is not an action";
-          else { pops = builtin_table[operand].arity; effect = 1 - pops; }
-          break;
-        case OP_CONST: if (operand >= k->count) why = "a constant out of range"; break;
-        case OP_CLOSURE: if (operand >= k->count || !IS_PROTO(k->values[operand])) why = "CLOSURE of a constant that is not a prototype"; break;
-        case OP_FIELD: if (operand >= k->count || !IS_STRING(k->values[operand])) why = "FIELD of a constant that is not a name"; break;
-        case OP_LABEL_NEW: if (operand >= k->count || !IS_STRING(k->values[operand])) why = "LABEL_NEW of a constant that is not a name"; break;
-        case OP_GET_LOCAL: if (operand >= d) why = "a local slot beyond the stack"; break;
-        case OP_GET_UPVALUE: if (operand >= proto->upvalue_count) why = "an upvalue out of range"; break;
-        case OP_GET_GLOBAL: case OP_DEFINE_GLOBAL: if (operand >= r->vm->globals.count) why = "a global out of range"; break;
-        case OP_JUMP: case OP_JUMP_IF_FALSE: jump = next + operand; if (jump > n) why = "a jump off the end of the code"; break;
-        default: break;
-      }
-      if (op == OP_TAIL_BIND && (next >= n || chunk->code[next] != OP_RETURN)) why = "TAIL_BIND not followed by RETURN";
-      if (!why && (pops == STACK_EFFECT_VAR || effect == STACK_EFFECT_VAR)) why = "an opcode with an unknown stack effect";
-      if (!why && op == OP_DEFINE_GLOBAL && operand < builtin_count) why = "a definition of a builtin";
-      if (!why && d - pops < 1) why = "a stack underflow";
-      if (!why && d + effect > proto->max_slots) why = "a stack deeper than the frame's slots";
-    }
-    if (why) {
-      snprintf(r->error, sizeof r->error, "%s (%s:%d): %s at offset %d", proto->name->chars, proto->file, proto->line, why, at);
-      ok = false;
-      break;
-    }
-    int after = d + effect;
-    int targets[2] = {is_terminator(op) ? -1 : next, jump};
-    if (op == OP_JUMP) targets[0] = -1;
-    for (int t = 0; t < 2 && ok; t++) {
-      int target = targets[t];
-      if (target < 0) continue;
-      if (target >= n) {
-        snprintf(r->error, sizeof r->error, "%s (%s:%d): the code runs off its end after offset %d", proto->name->chars,
-                 proto->file, proto->line, at);
-        ok = false;
-      } else if (depth[target] < 0) {
-        depth[target] = after;
-        work[pending++] = target;
-      } else if (depth[target] != after) {
-        snprintf(r->error, sizeof r->error, "%s (%s:%d): paths meet at offset %d with different stack depths",
-                 proto->name->chars, proto->file, proto->line, target);
-        ok = false;
-      }
-    }
-  }
-  free(depth);
-  free(work);
-  return ok;
+/* A file that begins with the signature's seven letters and either ends
+ * before its eighth byte or has the NUL there is bytecode (a short one is
+ * then reported as truncated, not parsed as a script); a script may still
+ * begin with the name SIMVMBC followed by anything else. */
+bool bytecode_is(const uint8_t *data, size_t size) {
+  size_t n = size < 8 ? size : 8;
+  return size >= 7 && memcmp(data, BYTECODE_MAGIC, n) == 0;
 }
-
-bool bytecode_is(const uint8_t *data, size_t size) { return size >= 8 && memcmp(data, BYTECODE_MAGIC, 8) == 0; }
 
 SimStatus bytecode_load(VM *vm, const char *name, const uint8_t *data, size_t size) {
   Reader r = {vm, name, data, data + size, {0}, 0};
   vm->gc_paused++;
   uint32_t count;
   if (!bytecode_is(data, size)) snprintf(r.error, sizeof r.error, "it does not start with the simvm bytecode signature");
+  else if (size < 8) snprintf(r.error, sizeof r.error, "the file is truncated");
   if (!r.error[0]) {
     r.p += 8;
     uint32_t version = (uint32_t)get(&r, 2);
-    (void)get(&r, 1);
+    uint32_t opt_level = (uint32_t)get(&r, 1);
     if (!r.error[0] && version != BYTECODE_VERSION)
       snprintf(r.error, sizeof r.error, "format version %u, this simvm reads version %d (recompile it with simc)", version,
                BYTECODE_VERSION);
+    else if (!r.error[0] && opt_level > 1)
+      snprintf(r.error, sizeof r.error, "optimisation level %u is neither 0 nor 1", opt_level);
   }
   /* the builtins must be this VM's, in the same order */
   if (!r.error[0] && get_count(&r, 4096, "a builtin count", &count)) {
@@ -353,9 +263,12 @@ SimStatus bytecode_load(VM *vm, const char *name, const uint8_t *data, size_t si
     for (uint32_t i = 0; i < count && !r.error[0]; i++) {
       char *builtin = get_string(&r, NULL);
       uint32_t arity = (uint32_t)get(&r, 1);
-      if (builtin && (strcmp(builtin, builtin_table[i].name) != 0 || (int)arity != builtin_table[i].arity))
+      if (builtin && strcmp(builtin, builtin_table[i].name) != 0)
         snprintf(r.error, sizeof r.error, "builtin %u is '%s', this simvm's is '%s' (recompile it)", i, builtin,
                  builtin_table[i].name);
+      else if (builtin && !r.error[0] && (int)arity != builtin_table[i].arity)
+        snprintf(r.error, sizeof r.error, "builtin %u '%s' takes %u argument%s in the file, %d in this simvm (recompile it)",
+                 i, builtin, arity, arity == 1 ? "" : "s", builtin_table[i].arity);
       free(builtin);
     }
   }
@@ -379,7 +292,7 @@ SimStatus bytecode_load(VM *vm, const char *name, const uint8_t *data, size_t si
   if (!r.error[0] && get_count(&r, 4096, "a module count", &count)) {
     for (uint32_t i = 0; i < count && !r.error[0]; i++) {
       char *key = get_string(&r, NULL);
-      ObjProto *proto = key ? get_proto(&r, NULL) : NULL;
+      ObjProto *proto = key ? get_proto(&r, true) : NULL;
       if (proto && proto->kind != PROTO_BLOCK) snprintf(r.error, sizeof r.error, "module %u is not a block", i);
       if (proto && !r.error[0]) {
         value_array_push(&vm->module_inits, OBJ_VAL(obj_closure(vm, proto, 0)));

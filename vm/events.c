@@ -40,6 +40,14 @@ static Timeline *timeline_of(VM *vm) {
   return vm->timeline;
 }
 
+/* The timeline is kept in memory until the run ends: an event that would
+ * take it past --max-trace-size is taken back, and the run stops. */
+static void keep_within_cap(VM *vm, Timeline *t, size_t before) {
+  if (vm_trace_room(vm, 2, t->events.length - before)) return;
+  t->events.length = before;
+  if (t->events.data) t->events.data[before] = '\0';
+}
+
 void events_record(VM *vm, ObjThread *thread, const char *text) {
   Buffer name, id;
   buf_init(&name);
@@ -61,17 +69,19 @@ void events_record(VM *vm, ObjThread *thread, const char *text) {
     buf_append(&line, ", \"detail\": ", 12);
     buf_append_json(&line, detail);
     buf_append(&line, "}\n", 2);
-    vm->config.write_trace_json(vm->config.user, line.data, line.length);
+    if (vm_trace_room(vm, 1, line.length)) vm->config.write_trace_json(vm->config.user, line.data, line.length);
     buf_free(&line);
   }
-  if (vm->config.timeline && thread) {
+  if (vm->config.timeline && thread && !vm->trace_capped) {
     Timeline *t = timeline_of(vm);
+    size_t before = t->events.length;
     buf_printf(&t->events, ",\n{\"ph\": \"i\", \"s\": \"t\", \"pid\": 1, \"tid\": %d, \"ts\": %.3f, \"name\": ",
                thread->serial, micros(vm->now));
     buf_append_json(&t->events, buf_text(&name));
     buf_append(&t->events, ", \"args\": {\"detail\": ", 21);
     buf_append_json(&t->events, detail);
     buf_append(&t->events, "}}", 2);
+    keep_within_cap(vm, t, before);
   }
   buf_free(&name);
   buf_free(&id);
@@ -81,11 +91,13 @@ static const char *const state_names[] = {"runnable", "delayed", "blocked", "don
 
 /* End the track's current slice now; slices of no simulated time are left out. */
 static void close_slice(VM *vm, Track *track, int serial) {
-  if (track->state == TRACK_DONE || vm->now <= track->since) return;
+  if (track->state == TRACK_DONE || vm->now <= track->since || vm->trace_capped) return;
   Timeline *t = vm->timeline;
+  size_t before = t->events.length;
   buf_printf(&t->events,
              ",\n{\"ph\": \"X\", \"pid\": 1, \"tid\": %d, \"ts\": %.3f, \"dur\": %.3f, \"name\": \"%s\"}", serial,
              micros(track->since), micros(vm->now - track->since), state_names[track->state]);
+  keep_within_cap(vm, t, before);
 }
 
 static void set_name(Track *track, ObjThread *thread) {

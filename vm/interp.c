@@ -259,6 +259,7 @@ static bool arith(VM *vm, OpCode op, Value a, Value b, Value *out) {
       case OP_DIV:
       case OP_MOD:
         if (y == 0) { rt_error(vm, "division by a zero duration"); return false; }
+        if (y == -1 && op == OP_MOD) { *out = DURATION_VAL(0); return true; } /* as for ints; C would trap */
         if (x == INT64_MIN && y == -1) goto overflow;
         *out = op == OP_DIV ? INT_VAL(x / y) : DURATION_VAL(x % y);
         return true;
@@ -292,6 +293,7 @@ overflow:
 
 /* -1, 0, 1 into *order; false (error set) when the values are not ordered. */
 static bool compare(VM *vm, Value a, Value b, int *order) {
+  if (IS_STRING(a) && IS_STRING(b)) vm_work(vm, (uint64_t)AS_STRING(a)->length);
   return value_compare(a, b, order) || type_error(vm, "compare", a, b);
 }
 
@@ -304,11 +306,13 @@ static bool concat(VM *vm, Value a, Value b, Value *out) {
       rt_error(vm, "string too long");
       return false;
     }
-    char *text = xrealloc(NULL, length + 1);
-    memcpy(text, x->chars, (size_t)x->length);
-    memcpy(text + x->length, y->chars, (size_t)y->length);
-    *out = OBJ_VAL(obj_string(vm, text, (int)length));
-    free(text);
+    /* copied once, not hashed (strings made at run time are not interned);
+     * a and b stay rooted on the stack while it is allocated */
+    ObjString *s = obj_string_new(vm, (int)length);
+    memcpy(s->chars, x->chars, (size_t)x->length);
+    memcpy(s->chars + x->length, y->chars, (size_t)y->length);
+    vm_work(vm, length);
+    *out = OBJ_VAL(s);
     return true;
   }
   if (IS_LIST(a) && IS_LIST(b)) {
@@ -320,12 +324,14 @@ static bool concat(VM *vm, Value a, Value b, Value *out) {
     ObjCons *first = obj_cons(vm, AS_CONS(a)->head, b);
     gc_push_root(vm, OBJ_VAL(first));
     ObjCons *last = first;
-    for (Value v = AS_CONS(a)->tail; IS_CONS(v); v = AS_CONS(v)->tail) {
+    uint64_t cells = 1;
+    for (Value v = AS_CONS(a)->tail; IS_CONS(v); v = AS_CONS(v)->tail, cells++) {
       ObjCons *cell = obj_cons(vm, AS_CONS(v)->head, b);
       last->tail = OBJ_VAL(cell);
       last = cell;
     }
     gc_pop_root(vm);
+    vm_work(vm, cells);
     *out = OBJ_VAL(first);
     return true;
   }
@@ -344,10 +350,12 @@ static bool get_field(VM *vm, Value object, ObjString *name, Value *out) {
   ObjRecord *record = AS_RECORD(object);
   for (int i = 0; i < record->count; i++) {
     if (record->fields[i].name == name) {
+      vm_work(vm, (uint64_t)i);
       *out = record->fields[i].value;
       return true;
     }
   }
+  vm_work(vm, (uint64_t)record->count);
   rt_error(vm, "record has no field '%s'", name->chars);
   return false;
 }
@@ -361,14 +369,22 @@ static bool get_index(VM *vm, Value object, Value index, Value *out) {
     int64_t i = AS_INT(index), n = 0;
     for (Value v = object; IS_CONS(v); v = AS_CONS(v)->tail, n++) {
       if (n == i) {
+        vm_work(vm, (uint64_t)n);
         *out = AS_CONS(v)->head;
         return true;
       }
     }
+    vm_work(vm, (uint64_t)n);
     rt_error(vm, "list index %" PRId64 " out of range (length %" PRId64 ")", i, n);
     return false;
   }
-  if (IS_RECORD(object) && IS_STRING(index)) return get_field(vm, object, AS_STRING(index), out);
+  if (IS_RECORD(object) && IS_STRING(index)) {
+    /* field names are interned: a name that is not has no field */
+    ObjString *name = obj_find_interned(vm, AS_STRING(index));
+    if (name) return get_field(vm, object, name, out);
+    rt_error(vm, "record has no field '%s'", AS_CSTRING(index));
+    return false;
+  }
   rt_error(vm, "cannot index %s with %s", value_type_name(object), value_type_name(index));
   return false;
 }
@@ -377,6 +393,7 @@ static void emit_say(VM *vm, ObjThread *thread, Value what) {
   Buffer text;
   buf_init(&text);
   value_show(&text, what, false);
+  vm_work(vm, text.length);
   if (vm->config.write_say) {
     buf_append(&text, "\n", 1);
     vm->config.write_say(vm->config.user, text.data, text.length);
@@ -457,7 +474,6 @@ SimStatus INTERP_LOOP(VM *vm) {
   slots = constants = NULL;
   bool from_action = false, action_prelude = false; /* see origin_ops */
   uint64_t steps = vm->steps;
-  const uint64_t step_limit = vm->config.max_steps ? vm->config.max_steps : UINT64_MAX;
 
 #define READ_BYTE() (*ip++)
 #define READ_U16() (ip += 2, (uint16_t)((ip[-2] << 8) | ip[-1]))
@@ -513,6 +529,13 @@ SimStatus INTERP_LOOP(VM *vm) {
 /* Whether the primitive running now (one of origin_ops) was called by the
  * prelude's code: directly, or by running an action value it built. */
 #define CALLED_BY_PRELUDE() (from_action ? (from_action = false, action_prelude) : frame->closure->proto->prelude)
+/* The one check before every instruction: the instructions run against
+ * stop_at, which vm_update_stop lowers for --max-steps and --max-work and
+ * vm_stop (a signal handler, a trace cap, an output error) sets to 0. It
+ * is read from memory each time, so a stop is seen at the next
+ * instruction; no other per-instruction test is needed. */
+#define STEP_CHECK() \
+  __builtin_expect(steps++ >= atomic_load_explicit(&vm->stop_at, memory_order_relaxed), 0)
 #define CHECK(ok) \
   do {            \
     if (!(ok)) goto runtime_error; \
@@ -527,7 +550,7 @@ SimStatus INTERP_LOOP(VM *vm) {
 #define CASE(name) op_##name
 #define DISPATCH()                                    \
   do {                                                \
-    if (__builtin_expect(steps++ >= step_limit, 0)) goto step_limit_reached; \
+    if (STEP_CHECK()) goto step_limit_reached;        \
     op = READ_BYTE();                                 \
     PROFILE_INSTRUCTION();                            \
     goto *dispatch_table[op];                         \
@@ -541,7 +564,7 @@ SimStatus INTERP_LOOP(VM *vm) {
 #define EXECUTE(o) do { op = (o); goto execute; } while (0)
 #define LOOP_START                                                       \
   fetch:                                                                 \
-  if (steps++ >= step_limit) goto step_limit_reached;                    \
+  if (STEP_CHECK()) goto step_limit_reached;                             \
   op = READ_BYTE();                                                      \
   PROFILE_INSTRUCTION();                                                 \
   execute:                                                               \
@@ -643,16 +666,13 @@ next_thread:
     if (!IS_BOOL(PEEK(0))) RUNTIME_ERROR("'!' needs a bool, not %s", value_type_name(PEEK(0)));
     PEEK(0) = BOOL_VAL(!AS_BOOL(PEEK(0)));
     DISPATCH();
-  CASE(EQ): {
-    bool equal = value_equal(PEEK(1), PEEK(0));
-    thread->sp--;
-    PEEK(0) = BOOL_VAL(equal);
-    DISPATCH();
-  }
+  CASE(EQ):
   CASE(NE): {
-    bool equal = value_equal(PEEK(1), PEEK(0));
+    uint64_t visited = 0;
+    bool equal = value_equal_counted(PEEK(1), PEEK(0), &visited);
+    if (visited > 1) vm_work(vm, visited);
     thread->sp--;
-    PEEK(0) = BOOL_VAL(!equal);
+    PEEK(0) = BOOL_VAL(op == OP_EQ ? equal : !equal);
     DISPATCH();
   }
   CASE(LT):
@@ -699,7 +719,7 @@ next_thread:
     Value *pairs = thread->sp - 2 * n;
     for (int i = 0; i < n; i++) {
       if (!IS_STRING(pairs[2 * i])) RUNTIME_ERROR("a record field name must be a string");
-      record->fields[i].name = AS_STRING(pairs[2 * i]);
+      record->fields[i].name = obj_intern(vm, AS_STRING(pairs[2 * i]));
       record->fields[i].value = pairs[2 * i + 1];
     }
     thread->sp -= 2 * n;
@@ -1479,8 +1499,8 @@ heap_limit_reached:
   return SIM_LIMIT;
 
 step_limit_reached:
+  /* at an instruction boundary: the frame shows where the thread is */
+  STORE_FRAME();
   vm->steps = steps - 1;
-  vm_report(vm, "simvm: step limit reached: %" PRIu64 " instruction%s executed (--max-steps)\n", vm->steps,
-            vm->steps == 1 ? "" : "s");
-  return SIM_LIMIT;
+  return vm_stopped(vm);
 }

@@ -7,23 +7,12 @@
 
 #include "builtins.h"
 #include "state.h"
+#include "stm.h"
 
 #define GC_FIRST_THRESHOLD (1024 * 1024)
 #define GC_GROWTH 2
 
-void *xrealloc(void *ptr, size_t size) {
-  if (size == 0) {
-    free(ptr);
-    return NULL;
-  }
-  void *result = realloc(ptr, size);
-  if (!result) {
-    fflush(NULL); /* what was printed before comes first */
-    fprintf(stderr, "simvm: out of memory (allocating %zu bytes); --max-heap sets a limit\n", size);
-    exit(70);
-  }
-  return result;
-}
+void *xrealloc(void *ptr, size_t size) { return mem_realloc(ptr, size); }
 
 Obj *gc_alloc(VM *vm, size_t size, ObjType type) {
   if (!vm->gc_paused && (vm->gc_stress || vm->bytes_allocated + size > vm->next_gc)) gc_collect(vm);
@@ -135,6 +124,10 @@ static void mark_roots(VM *vm, GrayStack *gray) {
   }
   /* stale entries too: they point at their owners until they go */
   for (int i = 0; i < vm->timers.count; i++) mark_obj(gray, vm->timers.items[i].timer->owner);
+  /* the profile names the prototypes it counted, and outlives the frames
+   * that ran them (the boot block is gone once main replaces it) */
+  if (vm->profile)
+    for (int i = 0; i < vm->profile->node_count; i++) mark_obj(gray, (Obj *)vm->profile->nodes[i].proto);
 }
 
 static void blacken(GrayStack *gray, Obj *obj) {
@@ -200,7 +193,8 @@ static void blacken(GrayStack *gray, Obj *obj) {
       mark_obj(gray, (Obj *)tvar->label);
       mark_value(gray, tvar->trace_fn);
       mark_obj(gray, (Obj *)tvar->last_writer);
-      for (int i = 0; i < tvar->waiter_count; i++) mark_obj(gray, (Obj *)tvar->waiters[i]);
+      stm_drop_stale_waiters(tvar); /* a stale entry must not keep, or outlive, its thread */
+      for (int i = 0; i < tvar->waiter_count; i++) mark_obj(gray, (Obj *)tvar->waiters[i].thread);
       break;
     }
     case OBJ_MVAR: {

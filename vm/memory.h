@@ -3,7 +3,8 @@
  * GC invariant: every object reachable by the running program is reachable
  * from a root listed in gc_mark_roots() (vm/memory.c): globals, every live
  * thread's stack, frames and pending exceptions, the run queue, the timer
- * heap, the VM's own closures and exceptions, and the temporary root stack.
+ * heap, the VM's own closures and exceptions, the prototypes the profile
+ * names, and the temporary root stack.
  * Any C code holding an object across an allocation must keep it on a
  * thread's stack or push it with gc_push_root(). Collection is a plain
  * stop-the-world mark-sweep, triggered from the funnel when the bytes
@@ -23,11 +24,13 @@
 
 #include <stddef.h>
 
+#include "../lang/alloc.h"
+
 #include "object.h"
 
 /* realloc that reports "out of memory" and exits with status 70 on failure
  * (the machine's memory, not --max-heap); size 0 frees and returns NULL.
- * For VM-owned arrays, not GC objects. */
+ * For VM-owned arrays, not GC objects. It is lang/alloc.h's funnel. */
 void *xrealloc(void *ptr, size_t size);
 
 /* Allocate a GC object of `size` bytes and type `type`; may collect first. */

@@ -11,18 +11,45 @@
 #define ALLOCATE(vm, type, extra, tag) ((type *)gc_alloc((vm), sizeof(type) + (extra), (tag)))
 
 ObjString *obj_string(VM *vm, const char *chars, int length) {
+  vm_work(vm, (uint64_t)length);
   uint32_t hash = hash_bytes(chars, length);
   ObjString *interned = table_find_string(&vm->strings, chars, length, hash);
   if (interned) return interned;
   ObjString *string = ALLOCATE(vm, ObjString, (size_t)length + 1, OBJ_STRING);
+  string->interned = true;
   string->hash = hash;
   string->length = length;
   memcpy(string->chars, chars, (size_t)length);
   string->chars[length] = '\0';
-  gc_push_root(vm, OBJ_VAL(string));
-  table_set(&vm->strings, string, UNIT_VAL);
-  gc_pop_root(vm);
+  table_set(&vm->strings, string, UNIT_VAL); /* allocates no object: no collection */
   return string;
+}
+
+ObjString *obj_string_new(VM *vm, int length) {
+  ObjString *string = ALLOCATE(vm, ObjString, (size_t)length + 1, OBJ_STRING);
+  string->interned = false;
+  string->hash = 0;
+  string->length = length;
+  string->chars[length] = '\0';
+  return string;
+}
+
+ObjString *obj_find_interned(VM *vm, ObjString *s) {
+  if (s->interned) return s;
+  vm_work(vm, (uint64_t)s->length);
+  return table_find_string(&vm->strings, s->chars, s->length, hash_bytes(s->chars, s->length));
+}
+
+ObjString *obj_intern(VM *vm, ObjString *s) {
+  if (s->interned) return s;
+  vm_work(vm, (uint64_t)s->length);
+  uint32_t hash = hash_bytes(s->chars, s->length);
+  ObjString *interned = table_find_string(&vm->strings, s->chars, s->length, hash);
+  if (interned) return interned;
+  s->interned = true;
+  s->hash = hash;
+  table_set(&vm->strings, s, UNIT_VAL);
+  return s;
 }
 
 ObjString *obj_cstring(VM *vm, const char *chars) { return obj_string(vm, chars, (int)strlen(chars)); }

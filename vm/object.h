@@ -36,8 +36,14 @@ struct Obj {
   bool marked;        /* reached by the current collection, or old (vm/memory.h) */
 };
 
+/* Strings the compiler and the loader make (names, literals) are interned:
+ * equal ones are one object, so names compare by pointer. Strings built at
+ * run time (++, show, join) are not: hashing a long result would cost as
+ * much again as making it, and only a string used as a record field name
+ * needs it (obj_intern). */
 typedef struct {
   Obj obj;
+  bool interned;      /* in the VM's intern set, and `hash` is its hash */
   uint32_t hash;
   int length;         /* bytes, not counting the terminating NUL */
   char chars[];
@@ -158,6 +164,13 @@ typedef struct {
   ObjThread *last_putter;  /* report's wait-for edges                        */
 } ObjMVar;
 
+/* A thread blocked in retry on a TVar, as of its block_seq when it blocked:
+ * the entry is stale once the thread no longer waits so (vm/stm.c). */
+typedef struct {
+  ObjThread *thread;
+  uint64_t seq;
+} Waiter;
+
 /* A TVar: a variable read and written only by transactions (vm/stm.h). */
 typedef struct {
   Obj obj;
@@ -165,7 +178,7 @@ typedef struct {
   ObjString *label;      /* labelTVar, or NULL                              */
   uint64_t read_stamp;   /* the last transaction that put it in its read set */
   uint64_t write_stamp;  /* the last commit that counted it as written      */
-  ObjThread **waiters;   /* threads blocked in retry on it, in block order  */
+  Waiter *waiters;       /* threads blocked in retry on it, in block order, and stale entries */
   int waiter_count;
   int waiter_capacity;
   Timer timer;           /* registerDelay's timer (kind TIMER_TVAR)         */
@@ -230,6 +243,15 @@ typedef struct {
 
 /* Copy `length` bytes into an interned string; equal strings are one object. */
 ObjString *obj_string(VM *vm, const char *chars, int length);
+/* A string of `length` bytes that is not interned; the caller fills
+ * chars[0 .. length - 1] (the NUL after them is set). */
+ObjString *obj_string_new(VM *vm, int length);
+/* The interned string equal to `s`: s itself once interned (it then joins
+ * the intern set), or the one already there. Never collects. */
+ObjString *obj_intern(VM *vm, ObjString *s);
+/* The interned string equal to `s`, or NULL if there is none (then no
+ * record has a field of that name). */
+ObjString *obj_find_interned(VM *vm, ObjString *s);
 /* Intern a NUL-terminated C string. */
 ObjString *obj_cstring(VM *vm, const char *chars);
 /* printf into a new interned string (truncated at 4 KiB). */

@@ -191,6 +191,17 @@ static uint64_t thread_instructions(const Profile *profile, int thread) {
 
 static const char *proto_name(const ObjProto *proto) { return proto->name ? proto->name->chars : "?"; }
 
+/* Append `text` as the text and folded reports show names: control bytes
+ * and backslashes (and, in folded stacks, the ';' that separates frames) as
+ * \xHH, so a thread label or a name from a bytecode file cannot break a
+ * line or add a frame. */
+static void append_name(Buffer *out, const char *text, bool folded) {
+  for (const unsigned char *s = (const unsigned char *)text; *s; s++) {
+    if (*s < 0x20 || *s == 0x7f || *s == '\\' || (folded && *s == ';')) buf_printf(out, "\\x%02x", *s);
+    else buf_append(out, (const char *)s, 1);
+  }
+}
+
 static int64_t lifetime(const VM *vm, const ProfThread *t) { return (t->ended >= 0 ? t->ended : vm->now) - t->started; }
 
 static const char *show_ns(Buffer *buf, int64_t ns) {
@@ -265,7 +276,10 @@ bool profile_write_text(VM *vm, FILE *out, double wall) {
   fprintf(out, "\nfunctions (by inclusive instructions)        calls          self     inclusive\n");
   for (int i = 0; i < fn_count; i++) {
     buf_free(&a);
-    buf_printf(&a, "%s (%s:%d)", proto_name(fns[i].proto), fns[i].proto->file, fns[i].proto->line);
+    append_name(&a, proto_name(fns[i].proto), false);
+    buf_append(&a, " (", 2);
+    append_name(&a, fns[i].proto->file, false);
+    buf_printf(&a, ":%d)", fns[i].proto->line);
     fprintf(out, "  %-40s %9" PRIu64 " %13" PRIu64 " %13" PRIu64 "\n", buf_text(&a), fns[i].calls, fns[i].self,
             fns[i].inclusive);
   }
@@ -281,8 +295,12 @@ bool profile_write_text(VM *vm, FILE *out, double wall) {
     int i = order[k].thread;
     const ProfThread *t = &profile->threads[i];
     buf_free(&a);
-    buf_printf(&a, "%s%s%s%s", t->id[0] ? t->id : "main", t->label ? " (" : "", t->label ? t->label : "",
-               t->label ? ")" : "");
+    buf_printf(&a, "%s", t->id[0] ? t->id : "main");
+    if (t->label) {
+      buf_append(&a, " (", 2);
+      append_name(&a, t->label, false);
+      buf_append(&a, ")", 1);
+    }
     Buffer c;
     buf_init(&c);
     duration_show(&c, t->blocked_ns);
@@ -376,24 +394,33 @@ bool profile_write_json(VM *vm, FILE *out, double wall) {
 
 /* ---- folded stacks ---- */
 
-static void write_path(FILE *out, const Profile *profile, int node) {
+static void append_path(Buffer *out, const Profile *profile, int node) {
   const ProfNode *n = &profile->nodes[node];
   if (n->parent >= 0) {
-    write_path(out, profile, n->parent);
-    fprintf(out, ";%s", proto_name(n->proto));
+    append_path(out, profile, n->parent);
+    buf_append(out, ";", 1);
+    append_name(out, proto_name(n->proto), true);
     return;
   }
   const ProfThread *t = &profile->threads[n->thread];
-  fprintf(out, "%s", t->id);
-  if (t->label) fprintf(out, " (%s)", t->label);
+  buf_printf(out, "%s", t->id);
+  if (t->label) {
+    buf_append(out, " (", 2);
+    append_name(out, t->label, true);
+    buf_append(out, ")", 1);
+  }
 }
 
 bool profile_write_folded(VM *vm, FILE *out) {
   const Profile *profile = vm->profile;
+  Buffer line;
+  buf_init(&line);
   for (int i = 0; i < profile->node_count; i++) {
     if (!profile->nodes[i].self) continue;
-    write_path(out, profile, i);
-    fprintf(out, " %" PRIu64 "\n", profile->nodes[i].self);
+    line.length = 0;
+    append_path(&line, profile, i);
+    fprintf(out, "%s %" PRIu64 "\n", buf_text(&line), profile->nodes[i].self);
   }
+  buf_free(&line);
   return !ferror(out);
 }

@@ -276,6 +276,11 @@ static void describe_wait(Buffer *out, const ObjThread *t) {
   }
 }
 
+/* Whether a runnable thread has run any of its code yet. */
+static bool started(VM *vm, const ObjThread *t) {
+  return t->state != THREAD_RUNNABLE || t->frame_count != 1 || t->frames[0].ip != vm->entry_closure->proto->chunk.code;
+}
+
 /* Where a thread is, " at file:line": its innermost frame of the script's
  * own code, else of the prelude's; " (it has not started)" for a thread
  * that has run no code yet. */
@@ -290,8 +295,7 @@ static void describe_place(VM *vm, Buffer *out, const ObjThread *t) {
       return;
     }
   }
-  if (t->state == THREAD_RUNNABLE && t->frame_count == 1 && t->frames[0].ip == vm->entry_closure->proto->chunk.code)
-    buf_printf(out, " (it has not started)");
+  if (!started(vm, t)) buf_printf(out, " (it has not started)");
 }
 
 static void describe_last(Buffer *out, const ObjThread *t);
@@ -304,7 +308,7 @@ static void describe_thread(VM *vm, Buffer *out, const ObjThread *t) {
     buf_printf(out, " is blocked ");
     describe_wait(out, t);
   } else {
-    buf_printf(out, " is runnable");
+    buf_printf(out, t == vm->current && started(vm, t) ? " is running" : " is runnable");
   }
   describe_place(vm, out, t);
   if (t->state == THREAD_BLOCKED) describe_last(out, t);
@@ -468,6 +472,10 @@ static void report_cycles(VM *vm, Buffer *out, ObjThread **threads, int count) {
   free(path);
   free(next);
   free(index);
+}
+
+void sched_report_threads(VM *vm, Buffer *out) {
+  for (ObjThread *t = oldest_live(vm); t; t = t->live_prev) describe_thread(vm, out, t);
 }
 
 /* Name every blocked thread, oldest first, with what it waits on, where,

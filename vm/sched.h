@@ -66,6 +66,9 @@ void sched_thread_done(VM *vm, ObjThread *thread);
  * the live list: trace the threads still alive; with strict_shutdown, a
  * main that finished leaving any fails (reported). Returns the run's status. */
 SimStatus sched_main_ended(VM *vm, SimStatus status);
+/* A line per live thread, oldest first: "  thread 1 (w) is blocked in delay
+ * at x.sim:3", "... is running at x.sim:7" (the deadlock report's lines). */
+void sched_report_threads(VM *vm, Buffer *out);
 
 /* now + ns, saturating at the largest representable time. */
 int64_t sched_deadline(int64_t now, int64_t ns);

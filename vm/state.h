@@ -3,6 +3,9 @@
 #ifndef SIMVM_STATE_H
 #define SIMVM_STATE_H
 
+#include <signal.h>
+#include <stdatomic.h>
+
 #include "buffer.h"
 #include "heap.h"
 #include "memory.h"
@@ -66,6 +69,7 @@ struct VM {
   Source *sources;         /* every file loaded, for diagnostics         */
   ValueArray module_inits; /* each module's top-level action, load order */
   char **module_paths;     /* parallel: the path each was loaded from    */
+  char *sandbox_root;      /* with config.sandbox: the resolved directory imports stay under */
   bool optimize;           /* one-shot continuations (default) vs -O0    */
   ObjClosure *entry_closure;    /* [BIND, THREAD_EXIT]: every thread's base frame */
   ObjClosure *timeout_closure;  /* the body of timeout(d, act)                    */
@@ -98,6 +102,15 @@ struct VM {
   Timer **due;             /* scratch: the timers of one instant        */
   int due_capacity;
 
+  /* stopping: before every instruction the loop compares the instructions
+   * run with stop_at, the least of --max-steps and what --max-work leaves,
+   * or 0 once vm_stop or a trace cap asks the run to end (vm_update_stop) */
+  _Atomic uint64_t stop_at;
+  volatile sig_atomic_t stop; /* a SimStop or STOP_TRACE_SIZE; 0: none  */
+  uint64_t work;           /* work done in C this run, beyond instructions */
+  uint64_t trace_bytes[3]; /* written to the text trace, JSON lines, timeline */
+  int trace_capped;        /* which of them reached max_trace_size        */
+
   /* results and accounting */
   uint64_t steps;          /* instructions executed                     */
   VMStats stats;           /* counters of the current run               */
@@ -121,6 +134,29 @@ int vm_find_global(VM *vm, ObjString *name);
 /* Forget the last run (its threads, timers and young heap), if any. The
  * loader calls it before compiling more code into a VM that has run. */
 void vm_discard_run(VM *vm);
+/* An internal reason to stop, beside the SimStop values. */
+#define STOP_TRACE_SIZE 16
+
+/* Recompute stop_at from the limits and the work done. */
+void vm_update_stop(VM *vm);
+
+/* Charge `units` of work done in C inside one instruction (roughly bytes
+ * copied, hashed or shown, list cells or record fields visited) to the
+ * --max-work budget: the run stops before the next instruction once the
+ * instructions run plus the work charged pass it. */
+static inline void vm_work(VM *vm, uint64_t units) {
+  vm->work += units;
+  if (vm->config.max_work) vm_update_stop(vm);
+}
+
+/* How a stopped run ends (the loop reached stop_at): reports it and returns
+ * the status vm_run gives. */
+SimStatus vm_stopped(VM *vm);
+
+/* Count `bytes` about to be written to trace output `which` (0 text, 1 JSON
+ * lines, 2 timeline): false, and the run stops, when that would pass
+ * --max-trace-size (the bytes are then not to be written). */
+bool vm_trace_room(VM *vm, int which, size_t bytes);
 
 /* Report a formatted message on write_error. */
 void vm_report(VM *vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

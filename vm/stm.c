@@ -43,16 +43,35 @@ void stm_rollback(ObjThread *thread, int mark) {
 }
 
 
-void stm_cancel_wait(ObjThread *thread) {
-  for (int i = 0; i < thread->read_count; i++) {
-    ObjTVar *tvar = thread->reads[i];
-    for (int j = 0; j < tvar->waiter_count; j++) {
-      if (tvar->waiters[j] != thread) continue;
-      for (int k = j + 1; k < tvar->waiter_count; k++) tvar->waiters[k - 1] = tvar->waiters[k];
-      tvar->waiter_count--;
-      break;
+/* Waiters are not taken off a TVar one by one when they stop waiting (a
+ * search and a memmove for each made waking n threads O(n^2)): each entry
+ * records the block it was made for, and is stale once the thread is no
+ * longer in that block. Stale entries go when the TVar is written (all its
+ * waiters wake), when its array is full, and at each collection. */
+static bool waiting(const Waiter *w) {
+  return w->thread->state == THREAD_BLOCKED && w->thread->blocked_on == BLOCKED_STM && w->thread->block_seq == w->seq;
+}
+
+void stm_drop_stale_waiters(ObjTVar *tvar) {
+  int live = 0;
+  for (int i = 0; i < tvar->waiter_count; i++)
+    if (waiting(&tvar->waiters[i])) tvar->waiters[live++] = tvar->waiters[i];
+  tvar->waiter_count = live;
+}
+
+static void add_waiter(ObjTVar *tvar, ObjThread *thread) {
+  if (tvar->waiter_count == tvar->waiter_capacity) {
+    stm_drop_stale_waiters(tvar); /* amortised: at least half the array is then free */
+    if (tvar->waiter_count >= tvar->waiter_capacity / 2) {
+      tvar->waiter_capacity = tvar->waiter_capacity ? tvar->waiter_capacity * 2 : 8;
+      tvar->waiters = xrealloc(tvar->waiters, (size_t)tvar->waiter_capacity * sizeof(Waiter));
     }
   }
+  tvar->waiters[tvar->waiter_count++] = (Waiter){thread, thread->block_seq};
+}
+
+void stm_cancel_wait(ObjThread *thread) {
+  thread->block_seq = 0; /* its entries in the TVars' waiters are stale from now on */
   thread->read_count = 0;
 }
 
@@ -70,13 +89,13 @@ int stm_wake_readers(VM *vm, ObjTVar **written, int count) {
   for (int i = 0; i < count; i++) {
     ObjTVar *tvar = written[i];
     for (int j = 0; j < tvar->waiter_count; j++) {
-      ObjThread *t = tvar->waiters[j];
-      bool seen = false;
-      for (int k = 0; k < woken_count && !seen; k++) seen = woken[k].thread == t;
-      if (seen) continue;
+      Waiter *w = &tvar->waiters[j];
+      if (!waiting(w)) continue;
       GROW(woken, woken_count, woken_capacity);
-      woken[woken_count++] = (Waking){t, tvar};
+      woken[woken_count++] = (Waking){w->thread, tvar};
+      w->thread->block_seq = 0; /* taken: its entries elsewhere are stale, so it wakes once */
     }
+    tvar->waiter_count = 0; /* each woke, or was stale */
   }
   for (int i = 0; i < woken_count; i++) {
     stm_cancel_wait(woken[i].thread);
@@ -169,11 +188,7 @@ void stm_block(VM *vm, ObjThread *thread) {
   thread->undo_count = 0;
   sched_block(vm, thread, BLOCKED_STM);
   thread->block_seq = ++vm->block_counter;
-  for (int i = 0; i < thread->read_count; i++) {
-    ObjTVar *tvar = thread->reads[i];
-    GROW(tvar->waiters, tvar->waiter_count, tvar->waiter_capacity);
-    tvar->waiters[tvar->waiter_count++] = thread;
-  }
+  for (int i = 0; i < thread->read_count; i++) add_waiter(thread->reads[i], thread);
   if (traced(vm)) {
     Buffer text;
     buf_init(&text);

@@ -38,8 +38,13 @@ int stm_commit(VM *vm, ObjThread *thread, bool internal);
  * its read set is written. */
 void stm_block(VM *vm, ObjThread *thread);
 
-/* Take a thread blocked in retry off the TVars it waits on. */
+/* Take a thread blocked in retry off the TVars it waits on (in O(1): its
+ * entries there become stale). */
 void stm_cancel_wait(ObjThread *thread);
+
+/* Drop the entries of threads no longer waiting on `tvar` (the collector
+ * does it before marking the rest). */
+void stm_drop_stale_waiters(ObjTVar *tvar);
 
 /* Wake the threads blocked on any of `count` TVars, in the order they
  * blocked (used by commits and registerDelay timers). Returns how many. */

@@ -104,14 +104,25 @@ static bool equal_shallow(Value a, Value b, bool *deeper) {
     case OBJ_RECORD:
       *deeper = true;
       return AS_RECORD(a)->count == AS_RECORD(b)->count;
+    case OBJ_STRING: {
+      /* two interned strings are equal only if they are one object */
+      const ObjString *x = AS_STRING(a), *y = AS_STRING(b);
+      return !(x->interned && y->interned) && x->length == y->length && memcmp(x->chars, y->chars, (size_t)x->length) == 0;
+    }
     default:
-      return false; /* strings are interned; others compare by identity */
+      return false; /* others compare by identity */
   }
+}
+
+bool value_equal(Value a, Value b) {
+  uint64_t visited;
+  return value_equal_counted(a, b, &visited);
 }
 
 /* Iterative, with an explicit stack of pairs, so deeply nested values
  * cannot overflow the C stack. */
-bool value_equal(Value a, Value b) {
+bool value_equal_counted(Value a, Value b, uint64_t *visited) {
+  uint64_t work = 0;
   Value small[64];
   Value *stack = small;
   int count = 0, capacity = 64;
@@ -121,6 +132,7 @@ bool value_equal(Value a, Value b) {
   while (equal && count > 0) {
     Value y = stack[--count], x = stack[--count];
     bool deeper;
+    work += IS_STRING(x) && IS_STRING(y) ? 1 + (uint64_t)AS_STRING(x)->length : 1;
     if (!equal_shallow(x, y, &deeper)) equal = false;
     if (!equal || !deeper) continue;
     int needed = IS_RECORD(x) ? 2 * AS_RECORD(x)->count : 4;
@@ -155,6 +167,7 @@ bool value_equal(Value a, Value b) {
     }
   }
   if (stack != small) free(stack);
+  *visited = work;
   return equal;
 }
 

@@ -78,6 +78,9 @@ void value_array_free(ValueArray *array);
  * content, lists element-wise, records by their set of fields, other objects
  * by identity. */
 bool value_equal(Value a, Value b);
+/* The same, counting the work done in *visited: the pairs of values
+ * compared, plus the bytes of the strings among them. */
+bool value_equal_counted(Value a, Value b, uint64_t *visited);
 
 /* Order two values: ints, floats (mixed with ints, compared exactly),
  * durations, strings (bytewise). *order is -1, 0 or 1, or 2 when a NaN makes

@@ -1,6 +1,7 @@
 /* VM lifetime, globals, the VM's own prototypes, and running a program. */
 #include "vm.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 void vm_config_init(VMConfig *config) {
   memset(config, 0, sizeof *config);
   config->max_time = -1;
+  config->max_trace_size = (uint64_t)1 << 30;
   config->opt_level = 1;
   config->program = "simvm";
 }
@@ -45,7 +47,8 @@ static void trace_event(VM *vm, ObjThread *thread, bool text, const char *fmt, v
     if (thread) thread_name(&name, thread);
     else buf_append(&name, "-", 1);
     buf_printf(&line, "%10s  %-12s %s\n", buf_text(&when), buf_text(&name), buf_text(&event));
-    vm->config.write_trace(vm->config.user, line.data, line.length);
+    vm_work(vm, line.length);
+    if (vm_trace_room(vm, 0, line.length)) vm->config.write_trace(vm->config.user, line.data, line.length);
     buf_free(&line);
     buf_free(&when);
     buf_free(&name);
@@ -67,6 +70,64 @@ void vm_trace_internal(VM *vm, ObjThread *thread, bool internal, const char *fmt
   bool text = vm->config.trace && vm->config.write_trace && (vm->config.trace_all || !internal);
   trace_event(vm, thread, text, fmt, ap);
   va_end(ap);
+}
+
+/* ---- stopping ---- */
+
+void vm_update_stop(VM *vm) {
+  uint64_t at = vm->config.max_steps ? vm->config.max_steps : UINT64_MAX;
+  if (vm->config.max_work) {
+    uint64_t left = vm->work < vm->config.max_work ? vm->config.max_work - vm->work : 0;
+    if (left < at) at = left;
+  }
+  atomic_store(&vm->stop_at, at);
+  /* a signal handler may have set stop (then stop_at) meanwhile: it wins */
+  if (vm->stop) atomic_store(&vm->stop_at, 0);
+}
+
+void vm_stop(VM *vm, SimStop why) {
+  vm->stop = (sig_atomic_t)why;
+  atomic_store(&vm->stop_at, 0);
+}
+
+bool vm_trace_room(VM *vm, int which, size_t bytes) {
+  if (vm->trace_capped) return false;
+  uint64_t max = vm->config.max_trace_size;
+  if (max && vm->trace_bytes[which] + bytes > max) {
+    vm->trace_capped = which + 1;
+    if (!vm->stop) vm->stop = STOP_TRACE_SIZE;
+    vm_update_stop(vm);
+    return false;
+  }
+  vm->trace_bytes[which] += bytes;
+  return true;
+}
+
+SimStatus vm_stopped(VM *vm) {
+  int stop = vm->stop;
+  if (stop == SIM_STOP_INTERRUPT || stop == SIM_STOP_TERMINATE) {
+    Buffer out;
+    buf_init(&out);
+    buf_printf(&out, "simvm: %s at ", stop == SIM_STOP_INTERRUPT ? "interrupted" : "terminated");
+    duration_show(&out, vm->now);
+    buf_printf(&out, " after %" PRIu64 " instruction%s\n", vm->steps, vm->steps == 1 ? "" : "s");
+    sched_report_threads(vm, &out);
+    if (vm->config.write_error) vm->config.write_error(vm->config.user, out.data, out.length);
+    buf_free(&out);
+    return SIM_INTERRUPTED;
+  }
+  if (stop == SIM_STOP_OUTPUT) return SIM_USAGE;
+  if (stop == STOP_TRACE_SIZE) {
+    static const char *const outputs[] = {"--trace output", "--trace-json file", "--timeline file"};
+    vm_report(vm, "simvm: trace size limit reached: the %s would pass %" PRIu64 " bytes (--max-trace-size)\n",
+              outputs[vm->trace_capped - 1], vm->config.max_trace_size);
+  } else if (vm->config.max_steps && vm->steps >= vm->config.max_steps) {
+    vm_report(vm, "simvm: step limit reached: %" PRIu64 " instruction%s executed (--max-steps)\n", vm->steps,
+              vm->steps == 1 ? "" : "s");
+  } else {
+    vm_report(vm, "simvm: work limit reached: %" PRIu64 " units of work done (--max-work)\n", vm->steps + vm->work);
+  }
+  return SIM_LIMIT;
 }
 
 /* ---- globals ---- */
@@ -163,8 +224,8 @@ static ObjClosure *make_or_else(VM *vm) {
 static ObjClosure *make_resume(VM *vm) { return INTERNAL(vm, "<continuation>", 3, -1, 0, OP_BIND, OP_RESUME); }
 
 VM *vm_new(const VMConfig *config) {
-  VM *vm = calloc(1, sizeof *vm);
-  if (!vm) return NULL;
+  VM *vm = xrealloc(NULL, sizeof *vm);
+  memset(vm, 0, sizeof *vm);
   vm->config = *config;
   vm->next_gc = 1024 * 1024;
   const char *stress = getenv("SIMVM_GC_STRESS");
@@ -290,15 +351,18 @@ static void reset_scheduler(VM *vm) {
 static SimStatus simulate(VM *vm, Value action) {
   vm->now = 0;
   vm->steps = 0;
+  vm->work = 0;
+  memset(vm->trace_bytes, 0, sizeof vm->trace_bytes);
+  vm->trace_capped = 0;
+  if (vm->stop == STOP_TRACE_SIZE) vm->stop = 0; /* a trace cap ends one run; vm_stop all */
+  vm_update_stop(vm);
   vm->heap_exceeded = false;
   vm->timer_seq = vm->transaction_counter = vm->block_counter = 0;
   memset(&vm->stats, 0, sizeof vm->stats);
   timeline_free(vm);
   vm->thread_serial = 0;
-  if (vm->config.profile) {
-    profile_free(vm->profile);
-    vm->profile = profile_new();
-  }
+  profile_free(vm->profile);
+  vm->profile = vm->config.profile ? profile_new() : NULL;
   vm->main_thread = thread_new(vm, NULL, action);
   sched_enqueue(vm, vm->main_thread);
   return interp_run(vm);

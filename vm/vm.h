@@ -23,8 +23,16 @@ typedef enum {
   SIM_USAGE = 2,          /* bad command line, or a file that cannot be read */
   SIM_COMPILE_ERROR = 3,  /* the script does not compile                    */
   SIM_DEADLOCK = 4,       /* main blocked with nothing left that could wake it */
-  SIM_LIMIT = 5           /* --max-steps, --max-time, --max-heap or --max-threads reached */
+  SIM_LIMIT = 5,          /* a --max-... limit reached                      */
+  SIM_INTERRUPTED = 130   /* stopped by vm_stop (SIGINT, SIGTERM)          */
 } SimStatus;
+
+/* Why vm_stop stops a run. */
+typedef enum {
+  SIM_STOP_INTERRUPT = 1, /* the user interrupted it (SIGINT)                */
+  SIM_STOP_TERMINATE,     /* it was asked to end (SIGTERM)                   */
+  SIM_STOP_OUTPUT         /* an output could not be written (already reported) */
+} SimStop;
 
 /* Receives `len` bytes of text (not NUL-terminated); `user` is VMConfig.user. */
 typedef void (*WriteFn)(void *user, const char *text, size_t len);
@@ -40,6 +48,11 @@ typedef struct {
   bool trace_all;        /* ... prelude internals too (--trace=all); by default the
                             text trace hides them (vm_trace_prelude)        */
   uint64_t max_steps;    /* instructions; 0: no limit                       */
+  uint64_t max_work;     /* instructions plus the work done in C inside them
+                            (roughly bytes copied, hashed or shown, list cells
+                            and record fields visited); 0: no limit          */
+  uint64_t max_trace_size; /* bytes of each trace output (text, JSON lines,
+                            timeline); 0: no limit; default 1 GiB          */
   int64_t max_time;      /* simulated nanoseconds; < 0: no limit            */
   size_t max_heap;       /* bytes of live heap (objects and thread stacks); 0: no limit */
   int max_threads;       /* threads alive at once, main included; 0: no limit */
@@ -47,7 +60,10 @@ typedef struct {
                             (io-sim's runSimStrictShutdown): SIM_FAILED, reported */
   bool profile;          /* count instructions by opcode, call path and thread (vm/profile.h) */
   bool no_prelude;       /* do not compile the standard library: for loading a
-                            bytecode file, which carries its own copy      */
+                            bytecode file, which carries its own copy, or a
+                            script that uses only builtins (simc --no-prelude) */
+  bool sandbox;          /* imports only under the directory of the file
+                            loaded first, by relative paths (--sandbox)     */
   int opt_level;         /* 1 (default): inline statements, direct opcodes;
                             0: io-sim's strategy, every action built and bound */
   const char *program;   /* prefix of messages not about a script line ("simvm") */
@@ -57,7 +73,8 @@ typedef struct {
 
 typedef struct VM VM;
 
-/* Defaults: no callbacks, no trace, no limits, opt_level 1, no arguments. */
+/* Defaults: no callbacks, no trace, no limits but a trace size of 1 GiB,
+ * opt_level 1, no arguments. */
 void vm_config_init(VMConfig *config);
 
 /* A new VM with the standard library compiled in. NULL only if the embedded
@@ -86,6 +103,13 @@ SimStatus vm_load_source(VM *vm, const char *name, const char *text, size_t leng
  * May be called again: each run is a fresh simulation of the same compiled
  * program (threads, timers, top-level values and statistics start anew). */
 SimStatus vm_run(VM *vm);
+
+/* Stop the running simulation at the next instruction boundary. Safe to
+ * call from a signal handler (it only sets two fields). vm_run then returns:
+ * for SIM_STOP_INTERRUPT and SIM_STOP_TERMINATE, SIM_INTERRUPTED, after
+ * reporting the time, the instructions run and where each thread is; for
+ * SIM_STOP_OUTPUT, SIM_USAGE. Every later vm_run stops at once too. */
+void vm_stop(VM *vm, SimStop why);
 
 /* After vm_run: main's result (unit if it did not finish). */
 Value vm_result(VM *vm);

@@ -111,6 +111,30 @@ static int report(UnitText *out, const char *text, int line, int col, const char
   return diag.errors;
 }
 
+/* Only a .sim file has its line shown: an error in any other file (an
+ * import of /etc/passwd, a script named x.txt) gives the position alone. */
+static void test_lines_of_sim_files_only(void **state) {
+  (void)state;
+  UnitText out = {0};
+  const char *names[] = {"passwd", "x.txt", "a.simc", "sim", "x.sim.bak"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    Source *s = source_from_memory(names[i], "root:x:0:0\n", 11);
+    Diag diag = {unit_write_text, &out, 0};
+    diag_error(&diag, s, 1, 1, "syntax error");
+    char expected[64];
+    snprintf(expected, sizeof expected, "%s:1:1: error: syntax error\n", names[i]);
+    assert_text_equal(unit_text(&out), expected);
+    unit_text_clear(&out);
+    source_free(s);
+  }
+  Source *s = source_from_memory("dir.x/ok.sim", "abc\n", 4);
+  Diag diag = {unit_write_text, &out, 0};
+  diag_error(&diag, s, 1, 2, "here");
+  assert_text_equal(unit_text(&out), "dir.x/ok.sim:1:2: error: here\n    abc\n     ^\n");
+  source_free(s);
+  unit_text_free(&out);
+}
+
 static void test_three_lines(void **state) {
   (void)state;
   UnitText out = {0};
@@ -280,6 +304,7 @@ int main(void) {
       cmocka_unit_test(test_source_lines),
       cmocka_unit_test(test_source_line_zero),
       cmocka_unit_test(test_source_crlf),
+      cmocka_unit_test(test_lines_of_sim_files_only),
       cmocka_unit_test(test_three_lines),
       cmocka_unit_test(test_format_arguments),
       cmocka_unit_test(test_tabs),

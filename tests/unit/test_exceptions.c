@@ -427,7 +427,7 @@ static void test_pending_raised_at_blocking_operation(void **state) {
   assert_true(IS_CONS(result));
   Value m = AS_CONS(result)->head, tv = AS_CONS(AS_CONS(result)->tail)->head;
   assert_null(AS_MVAR(m)->takers_head);
-  assert_int_equal(AS_TVAR(tv)->waiter_count, 0);
+  assert_int_equal(unit_waiter_count(AS_TVAR(tv)), 0);
 }
 
 /* ---- a masked target blocks the thrower ---- */
@@ -628,7 +628,7 @@ static void test_kill_in_retry_leaves_waiters(void **state) {
                           "main\nt2 woke\n");
   Value result = vm_result(u->vm);
   assert_true(IS_TVAR(result));
-  assert_int_equal(AS_TVAR(result)->waiter_count, 0);
+  assert_int_equal(unit_waiter_count(AS_TVAR(result)), 0);
   assert_int_equal(u->vm->live_threads, 0);
 }
 

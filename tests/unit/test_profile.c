@@ -223,6 +223,58 @@ static void test_folded_stacks(void **state) {
   unit_vm_free(u);
 }
 
+typedef struct {
+  const void *wanted;
+  bool found;
+} Search;
+
+static bool find_object(void *ctx, Obj *obj) {
+  Search *search = ctx;
+  search->found |= obj == search->wanted;
+  return false;
+}
+
+/* The profile names prototypes whose frames are gone: the boot block that
+ * calls `fn main()` is replaced by main at once. A program that collects
+ * once freed it and the report read freed memory (--profile crashed, or
+ * printed a garbage name); every prototype it names must stay a live object. */
+static void test_profile_keeps_its_prototypes(void **state) {
+  (void)state;
+  UnitVM *u = profiled_vm(1);
+  u->vm->gc_stress = true;
+  assert_runs_with_output(u, "fn loop(i, xs) = if i == 0 then length(xs) else loop(i - 1, if i % 10 == 0 then [i] else cons(i, xs))\n"
+                             "fn main() {\n  let n = loop(100, [])\n  say(n)\n}\n", "10\n");
+  gc_collect(u->vm);
+  const Profile *profile = u->vm->profile;
+  for (int i = 0; i < profile->node_count; i++) {
+    if (!profile->nodes[i].proto) continue;
+    Search search = {profile->nodes[i].proto, false};
+    heap_each(&u->vm->heap, false, find_object, &search);
+    assert_true(search.found);
+  }
+  char *folded = report(u, 'f');
+  assert_non_null(strstr(folded, "main;<thread>;<boot> "));
+  free(folded);
+  unit_vm_free(u);
+}
+
+/* A label or name with control bytes or ';' cannot break a folded line or
+ * add a frame; the text report escapes control bytes too. */
+static void test_names_are_escaped(void **state) {
+  (void)state;
+  UnitVM *u = profiled_vm(1);
+  assert_runs_with_output(u, "fn w() { delay(1us) }\nmain = {\n  me <- myThreadId()\n  labelThread(me, \"a;b\\nc\\\\\")\n  t <- fork(w())\n  labelThread(t, \"\\x01\")\n  delay(2us)\n}\n", "");
+  char *folded = report(u, 'f');
+  assert_non_null(strstr(folded, "main (a\\x3bb\\x0ac\\x5c);<thread>;main"));
+  assert_non_null(strstr(folded, "\n1 (\\x01);<thread>;w "));
+  for (const char *c = folded; *c; c++) assert_true(*c == '\n' || (*c >= 0x20 && *c < 0x7f));
+  char *text = report(u, 't');
+  assert_non_null(strstr(text, "  main (a;b\\x0ac\\x5c) "));
+  free(text);
+  free(folded);
+  unit_vm_free(u);
+}
+
 static void test_text_report(void **state) {
   (void)state;
   UnitVM *u = profiled_vm(1);
@@ -334,6 +386,8 @@ int main(void) {
       cmocka_unit_test(test_counts_are_deterministic),
       cmocka_unit_test(test_folded_stacks),
       cmocka_unit_test(test_text_report),
+      cmocka_unit_test(test_profile_keeps_its_prototypes),
+      cmocka_unit_test(test_names_are_escaped),
       cmocka_unit_test(test_O0_continuations_on_the_heap),
       cmocka_unit_test(test_trace_json),
       cmocka_unit_test(test_timeline),

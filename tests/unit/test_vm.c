@@ -327,6 +327,97 @@ static void test_runs_are_fresh(void **state) {
   unit_vm_free(u);
 }
 
+/* Only .sim files are imported, so no other file is ever parsed or has a
+ * line shown; a compiled program is named as such. */
+static void test_import_only_scripts(void **state) {
+  const char *dir = dir_of(state);
+  write_file(dir, "secret.txt", "password: hunter2\n");
+  write_file(dir, "lib/prog.simc", "SIMVMBC");
+  write_file(dir, "lib/fake.sim", "SIMVMBC");
+  static const struct {
+    const char *import, *message;
+  } cases[] = {
+      {"secret.txt", "cannot import 'secret.txt': only .sim files can be imported"},
+      {"/etc/passwd", "cannot import '/etc/passwd': only .sim files can be imported"},
+      {"lib/prog.simc", "cannot import 'lib/prog.simc': it is a compiled program; import the .sim file it was compiled from"},
+      {"lib/fake.sim", "cannot import 'lib/fake.sim': it is a compiled program, not a script"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    UnitVM *u = unit_vm_new();
+    char source[128], path[256], expected[512];
+    snprintf(source, sizeof source, "import \"%s\"\nmain = say(1)\n", cases[i].import);
+    write_file(dir, "main.sim", source);
+    snprintf(path, sizeof path, "%s/main.sim", dir);
+    assert_status(vm_load_file(u->vm, path), SIM_COMPILE_ERROR, u);
+    snprintf(expected, sizeof expected, "%s:1:1: error: %s\n    import \"%s\"\n    ^\n", path, cases[i].message,
+             cases[i].import);
+    assert_text_equal(unit_text(&u->err), expected);
+    assert_null(strstr(unit_text(&u->err), "hunter2"));
+    unit_vm_free(u);
+  }
+}
+
+/* The sandbox keeps imports in the main script's directory tree: no
+ * absolute path, no way out by .. or by a symbolic link. */
+static void test_sandbox(void **state) {
+  const char *dir = dir_of(state);
+  char outside[256], link[256];
+  snprintf(outside, sizeof outside, "%s/out", dir);
+  mkdir(outside, 0700);
+  write_file(dir, "out/x.sim", "x = 1\n");
+  write_file(dir, "lib/y.sim", "import \"../lib/z.sim\"\ny = z + 1\n");
+  write_file(dir, "lib/z.sim", "z = 41\n");
+  snprintf(outside, sizeof outside, "%s/out/x.sim", dir);
+  snprintf(link, sizeof link, "%s/lib/app/link.sim", dir);
+  char app[256];
+  snprintf(app, sizeof app, "%s/lib/app", dir);
+  mkdir(app, 0700);
+  assert_int_equal(symlink(outside, link), 0);
+  write_file(dir, "lib/app/ok.sim", "import \"../y.sim\"\nmain = say(y)\n");
+  static const struct {
+    const char *import, *message;
+  } refused[] = {
+      {"../../out/x.sim", "cannot import '../../out/x.sim': --sandbox allows only files under the script's directory"},
+      {"link.sim", "cannot import 'link.sim': --sandbox allows only files under the script's directory"},
+      {"/tmp/x.sim", "cannot import '/tmp/x.sim': --sandbox allows only relative paths"},
+  };
+  VMConfig config;
+  vm_config_init(&config);
+  config.sandbox = true;
+  char path[256], expected[512], source[128];
+  /* the script in lib/: ../y.sim is outside lib/ */
+  snprintf(path, sizeof path, "%s/lib/app/ok.sim", dir);
+  UnitVM *u = unit_vm_new_with(&config);
+  assert_status(vm_load_file(u->vm, path), SIM_COMPILE_ERROR, u);
+  snprintf(expected, sizeof expected,
+           "%s:1:1: error: cannot import '../y.sim': --sandbox allows only files under the script's directory\n", path);
+  assert_non_null(strstr(unit_text(&u->err), expected));
+  unit_vm_free(u);
+  /* from lib/: y.sim, and the z.sim it reaches by ../lib/, are inside */
+  write_file(dir, "lib/main.sim", "import \"y.sim\"\nmain = say(y)\n");
+  snprintf(path, sizeof path, "%s/lib/main.sim", dir);
+  u = unit_vm_new_with(&config);
+  assert_status(vm_load_file(u->vm, path), SIM_OK, u);
+  assert_status(vm_run(u->vm), SIM_OK, u);
+  assert_text_equal(unit_text(&u->out), "42\n");
+  unit_vm_free(u);
+  for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+    snprintf(source, sizeof source, "import \"%s\"\nmain = say(1)\n", refused[i].import);
+    write_file(dir, "lib/app/main.sim", source);
+    snprintf(path, sizeof path, "%s/lib/app/main.sim", dir);
+    u = unit_vm_new_with(&config);
+    assert_status(vm_load_file(u->vm, path), SIM_COMPILE_ERROR, u);
+    snprintf(expected, sizeof expected, "%s:1:1: error: %s\n", path, refused[i].message);
+    assert_non_null(strstr(unit_text(&u->err), expected));
+    unit_vm_free(u);
+    /* without the sandbox the same imports load (those that exist) */
+    u = unit_vm_new();
+    SimStatus status = vm_load_file(u->vm, path);
+    assert_int_equal(status, i < 2 ? SIM_OK : SIM_COMPILE_ERROR);
+    unit_vm_free(u);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_config_defaults),
@@ -343,6 +434,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_load_file_missing, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_imports, setup_files, teardown_files),
       cmocka_unit_test_setup_teardown(test_import_errors, setup_files, teardown_files),
+      cmocka_unit_test_setup_teardown(test_import_only_scripts, setup_files, teardown_files),
+      cmocka_unit_test_setup_teardown(test_sandbox, setup_files, teardown_files),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "state.h"
+#include "stm.h"
 #include "vm.h"
 
 /* ---- captured text ---- */
@@ -143,6 +144,12 @@ static inline const char *unit_thread_ids(ObjThread *const *threads, int count) 
   return text;
 }
 
+/* The threads still waiting on a TVar (its stale entries dropped first). */
+static inline int unit_waiter_count(ObjTVar *tvar) {
+  stm_drop_stale_waiters(tvar);
+  return tvar->waiter_count;
+}
+
 /* The threads of the run queue, front first (no timeout interrupts in it). */
 static inline const char *unit_run_queue_ids(VM *vm) {
   ObjThread *threads[64];
@@ -201,6 +208,7 @@ static inline const char *unit_status_name(SimStatus status) {
     case SIM_COMPILE_ERROR: return "SIM_COMPILE_ERROR";
     case SIM_DEADLOCK: return "SIM_DEADLOCK";
     case SIM_LIMIT: return "SIM_LIMIT";
+    case SIM_INTERRUPTED: return "SIM_INTERRUPTED";
   }
   return "(not a SimStatus)";
 }
