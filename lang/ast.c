@@ -1,6 +1,6 @@
 #include "ast.h"
 
-#include "alloc.h"
+#include "../base/alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -13,7 +13,7 @@
 %code top {
 /* the parser's stacks come from the one allocation funnel too */
 #include <stdlib.h>
-#include "alloc.h"
+#include "../base/alloc.h"
 #define YYMALLOC mem_malloc
 #define YYFREE free
 }

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
+#include "../base/alloc.h"
 
 #define MAX_SOURCE (64u * 1024 * 1024)
 

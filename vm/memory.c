@@ -1,4 +1,4 @@
-/* The allocation funnel and a precise mark-sweep collector (see memory.h). */
+/* A precise mark-sweep collector in two generations (see memory.h). */
 #include "memory.h"
 
 #include <stdio.h>
@@ -12,7 +12,6 @@
 #define GC_FIRST_THRESHOLD (1024 * 1024)
 #define GC_GROWTH 2
 
-void *xrealloc(void *ptr, size_t size) { return mem_realloc(ptr, size); }
 
 Obj *gc_alloc(VM *vm, size_t size, ObjType type) {
   if (!vm->gc_paused && (vm->gc_stress || vm->bytes_allocated + size > vm->next_gc)) gc_collect(vm);

@@ -1,4 +1,4 @@
-/* Memory: the one allocation funnel and the garbage collector.
+/* Memory: the garbage collector, on top of the one allocation funnel (base/alloc.h).
  *
  * GC invariant: every object reachable by the running program is reachable
  * from a root listed in gc_mark_roots() (vm/memory.c): globals, every live
@@ -24,14 +24,9 @@
 
 #include <stddef.h>
 
-#include "../lang/alloc.h"
+#include "../base/alloc.h"
 
 #include "object.h"
-
-/* realloc that reports "out of memory" and exits with status 70 on failure
- * (the machine's memory, not --max-heap); size 0 frees and returns NULL.
- * For VM-owned arrays, not GC objects. It is lang/alloc.h's funnel. */
-void *xrealloc(void *ptr, size_t size);
 
 /* Allocate a GC object of `size` bytes and type `type`; may collect first. */
 Obj *gc_alloc(VM *vm, size_t size, ObjType type);

@@ -3,7 +3,7 @@
 
 #include <stdlib.h>
 
-#include "memory.h"
+#include "../base/alloc.h"
 
 #define ARITY 4
 #define REBUILD_AT 64 /* rebuild only heaps with at least this many entries */

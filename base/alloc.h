@@ -1,5 +1,5 @@
 /* The one allocation funnel of simvm: every allocation of lang/, compiler/
- * and vm/ goes through mem_realloc (vm/memory.h's xrealloc and the GC's
+ * and vm/ goes through mem_realloc (xrealloc below, and the GC's
  * gc_alloc included), so that running out of memory ends the same way
  * wherever it happens: "simvm: out of memory (allocating N bytes); --max-heap
  * sets a limit" on stderr, what was printed before flushed first, and exit
@@ -21,5 +21,8 @@ void *mem_realloc(void *ptr, size_t size);
 
 /* mem_realloc(NULL, size), for bison's YYMALLOC. */
 void *mem_malloc(size_t size);
+
+/* The name vm/ and compiler/ use for mem_realloc. */
+static inline void *xrealloc(void *ptr, size_t size) { return mem_realloc(ptr, size); }
 
 #endif
