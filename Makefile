@@ -22,8 +22,9 @@ BASE_SRC     := base/alloc.c
 LANG_SRC     := lang/ast.c lang/diag.c lang/parse.c lang/source.c
 VM_SRC       := $(wildcard vm/*.c)
 COMPILER_SRC := $(wildcard compiler/*.c)
+API_SRC      := $(wildcard api/*.c)
 GEN_SRC      := $(BUILD)/gen/lexer.c $(BUILD)/gen/parser.c $(BUILD)/gen/prelude.c
-CORE_SRC     := $(BASE_SRC) $(LANG_SRC) $(VM_SRC) $(COMPILER_SRC) cli/options.c
+CORE_SRC     := $(BASE_SRC) $(LANG_SRC) $(VM_SRC) $(COMPILER_SRC) $(API_SRC) cli/options.c
 CORE_OBJ     := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRC)) \
                 $(patsubst $(BUILD)/gen/%.c,$(BUILD)/obj/gen/%.o,$(GEN_SRC))
 SWITCH_OBJ   := $(patsubst %.o,%.switch.o,$(CORE_OBJ))

@@ -5,8 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../vm/debug.h"
-#include "../vm/state.h"
+#include "../api/simvm.h"
 #include "options.h"
 
 static const char usage_text[] =
@@ -91,16 +90,8 @@ int main(int argc, char **argv) {
   config.sandbox = sandbox;
   VM *vm = vm_new(&config);
   if (!vm) return SIM_FAILED;
-  int first_user_module = vm->module_inits.count;
   SimStatus status = vm_load_file(vm, path);
-  if (status == SIM_OK && list) {
-    Buffer out;
-    buf_init(&out);
-    for (int i = prelude ? 0 : first_user_module; i < vm->module_inits.count; i++)
-      debug_list_proto(&out, AS_CLOSURE(vm->module_inits.values[i])->proto, vm);
-    if (out.data) fputs(out.data, stdout);
-    buf_free(&out);
-  }
+  if (status == SIM_OK && list) vm_write_listing(vm, stdout, prelude);
   if (status == SIM_OK && output) {
     FILE *file = fopen(output, "wb");
     bool ok = file && vm_write_bytecode(vm, file);

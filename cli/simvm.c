@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../vm/state.h"
+#include "../api/simvm.h"
 #include "options.h"
 
 static const char usage_text[] =
@@ -248,8 +248,8 @@ static bool write_output_file(VM *vm, const char *path, char format, double wall
     file = fopen(path, "w");
   } else {
     size_t n = strlen(path);
-    temp = xrealloc(NULL, n + 8);
-    {
+    temp = malloc(n + 8);
+    if (temp) {
       memcpy(temp, path, n);
       memcpy(temp + n, ".XXXXXX", 8);
       int fd = mkstemp(temp);

@@ -37,6 +37,7 @@ typedef struct {
   VM *vm;
   Diag *diag;
   const Source *source;
+  const char *file;     /* source->path, as the VM keeps it (vm_file_name) */
   FnState *fn;
   int line;             /* attributed to the bytes being emitted */
   const char *decl;     /* the top-level name being defined: names its blocks */
@@ -247,7 +248,7 @@ static bool makes_labelled(Compiler *c, const Expr *e) {
 
 static void begin_fn(Compiler *c, FnState *fn, ProtoKind kind, const char *name, Loc loc) {
   fn->enclosing = c->fn;
-  fn->proto = obj_proto(c->vm, kind, c->source->path, loc.line);
+  fn->proto = obj_proto(c->vm, kind, c->file, loc.line);
   fn->proto->name = intern(c, name);
   fn->local_count = 0;
   fn->upvalue_count = 0;
@@ -681,7 +682,7 @@ static void compile_expr_form(Compiler *c, const Expr *e, bool tail) {
 /* ---- modules ---- */
 
 ObjClosure *compile_module(VM *vm, const Source *source, const Module *module, Diag *diag) {
-  Compiler c = {vm, diag, source, NULL, 1, NULL, 0, false, false, false};
+  Compiler c = {vm, diag, source, vm_file_name(vm, source->path), NULL, 1, NULL, 0, false, false, false};
   int errors_before = diag->errors;
   FnState script;
   begin_fn(&c, &script, PROTO_BLOCK, "<top level>", (Loc){1, 1});
@@ -707,7 +708,7 @@ ObjClosure *compile_module(VM *vm, const Source *source, const Module *module, D
     }
     table_set(&defined, name, INT_VAL(d->loc.line));
     int arity = d->kind == DECL_FN ? d->expr->as.lambda.params.count : -1;
-    slots[i] = vm_declare_global(vm, name, arity, source->path, d->loc.line);
+    slots[i] = vm_declare_global(vm, name, arity, c.file, d->loc.line);
   }
   /* Functions are defined before any value is computed. */
   for (int pass = 0; pass < 2; pass++) {

@@ -1,5 +1,5 @@
-/* The VM's internal state, shared by the files of vm/ and compiler/.
- * Embedders use vm/vm.h only. */
+/* The VM's internal state, shared by the files of vm/ and the layers above
+ * it (compiler/, api/). Embedders use api/simvm.h only. */
 #ifndef SIMVM_STATE_H
 #define SIMVM_STATE_H
 
@@ -16,7 +16,6 @@
 #include "thread.h"
 #include "timer.h"
 #include "vm.h"
-#include "../lang/source.h"
 #include "builtins.h"
 
 /* A run-queue entry: a thread to resume, or (timeout set) the interrupt of a
@@ -37,6 +36,13 @@ typedef struct {
 
 /* The prelude's file name, as its prototypes carry it. */
 #define PRELUDE_FILE "stdlib/prelude.sim"
+
+/* A file name the VM keeps for its lifetime: prototypes, globals and
+ * exceptions point at it (vm_file_name). */
+typedef struct FileName {
+  struct FileName *next;
+  char name[];
+} FileName;
 
 /* What the compiler knows about a global slot. */
 typedef struct {
@@ -66,10 +72,11 @@ struct VM {
   GlobalInfo *global_info; /* parallel to globals                        */
   int global_capacity;
   Table global_index;      /* name -> INT index, as the compiler sees it */
-  Source *sources;         /* every file loaded, for diagnostics         */
+  FileName *files;         /* the names of every file code came from      */
   ValueArray module_inits; /* each module's top-level action, load order */
-  char **module_paths;     /* parallel: the path each was loaded from    */
-  char *sandbox_root;      /* with config.sandbox: the resolved directory imports stay under */
+  struct Loader *loader;   /* the api layer's bookkeeping (api/api.h): the
+                              modules' names, sources, sandbox; vm/ never
+                              looks inside                                */
   bool optimize;           /* one-shot continuations (default) vs -O0    */
   ObjClosure *entry_closure;    /* [BIND, THREAD_EXIT]: every thread's base frame */
   ObjClosure *timeout_closure;  /* the body of timeout(d, act)                    */
@@ -124,6 +131,17 @@ struct VM {
   int live_threads;        /* threads not yet done                      */
 };
 
+/* A VM with the builtins and the VM's own prototypes, and no program: api/
+ * makes one (vm_new) with the prelude loaded. Never NULL. */
+VM *vm_create(const VMConfig *config);
+/* Free the VM and everything it owns but config.user and `loader` (api/
+ * frees that first). */
+void vm_destroy(VM *vm);
+
+/* The VM's own copy of the file name `name`, made once and kept for the
+ * VM's lifetime: what prototypes, globals and exceptions point at. */
+const char *vm_file_name(VM *vm, const char *name);
+
 /* Declare global `name` (a new slot, shadowing any earlier global of that
  * name for code compiled afterwards). Returns its index. */
 int vm_declare_global(VM *vm, ObjString *name, int arity, const char *file, int line);
@@ -131,9 +149,13 @@ int vm_declare_global(VM *vm, ObjString *name, int arity, const char *file, int 
 /* The index of the global `name` currently visible, or -1. */
 int vm_find_global(VM *vm, ObjString *name);
 
-/* Forget the last run (its threads, timers and young heap), if any. The
- * loader calls it before compiling more code into a VM that has run. */
+/* Forget the last run (its threads, timers and young heap), if any. */
 void vm_discard_run(VM *vm);
+
+/* Before loading more code into a VM that may have run: forget the run (new
+ * code must not be allocated among its objects) and the boot action (the
+ * new code may define main). */
+void vm_begin_load(VM *vm);
 /* An internal reason to stop, beside the SimStop values. */
 #define STOP_TRACE_SIZE 16
 

@@ -1,4 +1,5 @@
-/* VM lifetime, globals, the VM's own prototypes, and running a program. */
+/* VM lifetime, globals and file names, the VM's own prototypes, and running
+ * a program. Making a VM with its prelude and loading code is api/load.c's. */
 #include "vm.h"
 
 #include <inttypes.h>
@@ -7,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../compiler/loader.h"
 #include "memory.h"
 #include "interp.h"
 #include "sched.h"
@@ -149,6 +149,17 @@ int vm_find_global(VM *vm, ObjString *name) {
   return table_get(&vm->global_index, name, &index) ? (int)AS_INT(index) : -1;
 }
 
+const char *vm_file_name(VM *vm, const char *name) {
+  for (FileName *f = vm->files; f; f = f->next)
+    if (strcmp(f->name, name) == 0) return f->name;
+  size_t n = strlen(name);
+  FileName *f = xrealloc(NULL, sizeof *f + n + 1);
+  memcpy(f->name, name, n + 1);
+  f->next = vm->files;
+  vm->files = f;
+  return f->name;
+}
+
 static void define_builtins(VM *vm) {
   for (int i = 0; i < builtin_count; i++) {
     const Builtin *builtin = &builtin_table[i];
@@ -223,7 +234,7 @@ static ObjClosure *make_or_else(VM *vm) {
  * runs as if this frame had bound it, then RESUME rebuilds the frame. */
 static ObjClosure *make_resume(VM *vm) { return INTERNAL(vm, "<continuation>", 3, -1, 0, OP_BIND, OP_RESUME); }
 
-VM *vm_new(const VMConfig *config) {
+VM *vm_create(const VMConfig *config) {
   VM *vm = xrealloc(NULL, sizeof *vm);
   memset(vm, 0, sizeof *vm);
   vm->config = *config;
@@ -255,16 +266,10 @@ VM *vm_new(const VMConfig *config) {
   vm->retry_signal = obj_exception(vm, EXC_RETRY, NULL);
   vm->thread_killed = obj_exception(vm, EXC_KILLED, NULL);
   vm->gc_paused--;
-
-  if (!config->no_prelude && loader_load_prelude(vm) != SIM_OK) {
-    vm_free(vm);
-    return NULL;
-  }
   return vm;
 }
 
-void vm_free(VM *vm) {
-  if (!vm) return;
+void vm_destroy(VM *vm) {
   /* the heap points into objects about to be freed: empty it first */
   timer_heap_clear(&vm->timers);
   gc_free_all(vm);
@@ -273,17 +278,16 @@ void vm_free(VM *vm) {
   run_queue_free(&vm->run_queue);
   table_free(&vm->strings);
   table_free(&vm->global_index);
-  loader_free(vm);
   profile_free(vm->profile);
   timeline_free(vm);
   value_array_free(&vm->globals);
   value_array_free(&vm->module_inits);
   free(vm->global_info);
   free(vm->due);
-  while (vm->sources) {
-    Source *next = vm->sources->next;
-    source_free(vm->sources);
-    vm->sources = next;
+  while (vm->files) {
+    FileName *next = vm->files->next;
+    free(vm->files);
+    vm->files = next;
   }
   free(vm);
 }
@@ -406,6 +410,11 @@ void vm_discard_run(VM *vm) {
   if (!vm->main_thread) return;
   reset_scheduler(vm);
   gc_free_young(vm);
+}
+
+void vm_begin_load(VM *vm) {
+  vm_discard_run(vm); /* new code must not be allocated among a finished run's objects */
+  vm->main_action = UNDEFINED_VAL; /* the new code may define main */
 }
 
 SimStatus vm_run(VM *vm) {

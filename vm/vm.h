@@ -1,4 +1,6 @@
-/* simvm's public interface: build a VM, load a program, run the simulation.
+/* The running half of simvm's public interface: configuration, values,
+ * running a loaded program and reading its results. api/simvm.h includes
+ * it and adds making a VM and loading programs; embedders include that:
  *
  *   VM *vm = vm_new(&config);
  *   if (vm_load_file(vm, "prog.sim") == SIM_OK) status = vm_run(vm);
@@ -76,27 +78,6 @@ typedef struct VM VM;
 /* Defaults: no callbacks, no trace, no limits but a trace size of 1 GiB,
  * opt_level 1, no arguments. */
 void vm_config_init(VMConfig *config);
-
-/* A new VM with the standard library compiled in. NULL only if the embedded
- * library fails to compile (a build defect, reported on write_error). */
-VM *vm_new(const VMConfig *config);
-void vm_free(VM *vm);
-
-/* Compile a script file (and what it imports), or load a bytecode file
- * written by simc -o (the VM must then have been made with no_prelude).
- * Errors are reported through write_error as `file:line:col: error:
- * message` plus the source line and a caret, or `file: bad bytecode: ...`.
- * Returns SIM_OK, SIM_USAGE (unreadable file) or SIM_COMPILE_ERROR. */
-SimStatus vm_load_file(VM *vm, const char *path);
-
-/* Whether the file at `path` is a bytecode file (false if unreadable). */
-bool vm_is_bytecode_file(const char *path);
-
-/* Write the loaded program as a bytecode file; false on a write error. */
-bool vm_write_bytecode(VM *vm, FILE *out);
-
-/* Same, from memory; `name` is used in diagnostics and for relative imports. */
-SimStatus vm_load_source(VM *vm, const char *name, const char *text, size_t length);
 
 /* Run `main` from simulated time 0 until main ends, fails, deadlocks or hits
  * a limit. Runtime errors go to write_error with thread, time and a trace.

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "unit.h"
-#include "../../vm/bytecode.h"
+#include "../../api/bytecode.h"
 
 static const char *program =
     "fn fib(n) = if n < 2 then n else fib(n - 1) + fib(n - 2)\n"

@@ -15,20 +15,20 @@
 /* ---- compiling straight through compile_module ---- */
 
 /* Parse and compile `text` as test.sim in u's VM; the module's init closure,
- * or NULL with the diagnostics in u->err. The VM keeps the source. Nothing
+ * or NULL with the diagnostics in u->err. The VM keeps its own copy of the
+ * file name (vm_file_name), so the source goes once compiled. Nothing
  * roots the result, so the collector stays paused for the rest of the test
  * (the VM is freed whole at teardown). */
 static ObjClosure *compile_text(UnitVM *u, const char *text) {
   VM *vm = u->vm;
   Source *source = source_from_memory(UNIT_SCRIPT_NAME, text, strlen(text));
-  source->next = vm->sources; /* the VM owns it: prototypes point at its name */
-  vm->sources = source;
   Diag diag = {unit_write_err, u, 0};
   Module module;
   ObjClosure *init = NULL;
   vm->gc_paused++;
   if (parse_source(source, &diag, &module)) init = compile_module(vm, source, &module, &diag);
   ast_free(&module);
+  source_free(source);
   return init;
 }
 

@@ -9,7 +9,7 @@
 #include <cmocka.h>
 
 #include "unit.h"
-#include "../../vm/verify.h"
+#include "../../api/verify.h"
 
 /* A prototype named f in t.sim:1 with this code and these constants. */
 typedef struct {

@@ -1,4 +1,4 @@
-/* vm/vm.c and compiler/loader.c: the embedding API. Configuration and
+/* vm/vm.c and api/load.c: the embedding API. Configuration and
  * callbacks, results, args(), loading files and sources, imports. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -23,9 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../api/simvm.h"
 #include "state.h"
 #include "stm.h"
-#include "vm.h"
 
 /* ---- captured text ---- */
 

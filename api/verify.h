@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "state.h"
+#include "../vm/state.h"
 
 /* Check `proto` and every CLOSURE it makes of the prototypes in its
  * constant pool (their own code is checked when they are read, before it).

@@ -1,17 +1,17 @@
-/* Files, imports and the boot action. Imports are resolved relative to the
- * importing file; each file is loaded once, and an import cycle is an error.
- * Only .sim files are imported; with config.sandbox only those under the
- * main script's directory, by relative paths. */
-#include "loader.h"
-
+/* Making a VM, and loading scripts into it: files, imports and the
+ * embedded prelude. Imports are resolved relative to the importing file;
+ * each file is loaded once, and an import cycle is an error. Only .sim
+ * files are imported; with config.sandbox only those under the main
+ * script's directory, by relative paths. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../compiler/compiler.h"
 #include "../lang/parse.h"
-#include "../vm/bytecode.h"
-#include "compiler.h"
+#include "api.h"
+#include "bytecode.h"
 
 extern const char prelude_source[];
 extern const unsigned long prelude_length;
@@ -34,15 +34,16 @@ static char *canonical(const char *path) {
 
 static int module_index(VM *vm, const char *key) {
   for (int i = 0; i < vm->module_inits.count; i++)
-    if (vm->module_paths[i] && strcmp(vm->module_paths[i], key) == 0) return i;
+    if (strcmp(vm->loader->module_keys[i], key) == 0) return i;
   return -1;
 }
 
-static void add_module(VM *vm, ObjClosure *init, char *key) {
+void api_add_module(VM *vm, char *key, ObjClosure *init) {
+  Loader *loader = vm->loader;
   int index = vm->module_inits.count;
   value_array_push(&vm->module_inits, OBJ_VAL(init));
-  vm->module_paths = xrealloc(vm->module_paths, (size_t)vm->module_inits.count * sizeof(char *));
-  vm->module_paths[index] = key;
+  loader->module_keys = xrealloc(loader->module_keys, (size_t)vm->module_inits.count * sizeof(char *));
+  loader->module_keys[index] = key;
 }
 
 /* The path of `import "name"` written in `from`: relative to its directory. */
@@ -100,7 +101,8 @@ static const char *refuse_import(VM *vm, const char *name, const char *path, cha
       free(dir);
       if (!found) return NULL; /* reading it fails, and says so */
     }
-    if (!vm->sandbox_root || !inside(vm->sandbox_root, resolved))
+    const char *root = vm->loader->sandbox_root;
+    if (!root || !inside(root, resolved))
       snprintf(why, size, "cannot import '%s': --sandbox allows only files under the script's directory", name);
     else
       return NULL;
@@ -193,8 +195,8 @@ static bool check_text(const Source *source, Diag *diag) {
 
 /* Parse, load imports, compile. Takes ownership of source and key. */
 static SimStatus load_source(VM *vm, Source *source, char *key, const Loading *outer, int depth, Diag *diag) {
-  source->next = vm->sources;
-  vm->sources = source;
+  source->next = vm->loader->sources;
+  vm->loader->sources = source;
   Loading loading = {key, outer};
   Module module;
   module.arena = NULL;
@@ -209,7 +211,7 @@ static SimStatus load_source(VM *vm, Source *source, char *key, const Loading *o
     vm->gc_paused++;
     ObjClosure *init = compile_module(vm, source, &module, diag);
     vm->gc_paused--;
-    if (init) add_module(vm, init, key);
+    if (init) api_add_module(vm, key, init);
     else status = SIM_COMPILE_ERROR;
   }
   if (status != SIM_OK) free(key);
@@ -218,25 +220,25 @@ static SimStatus load_source(VM *vm, Source *source, char *key, const Loading *o
 }
 
 static SimStatus load_top(VM *vm, Source *source, char *key) {
-  vm_discard_run(vm); /* new code must not be allocated among a finished run's objects */
-  vm->main_action = UNDEFINED_VAL; /* the new code may define main */
+  vm_begin_load(vm);
   Diag diag = {write_diag, vm, 0};
   SimStatus status = load_source(vm, source, key, NULL, 0, &diag);
   if (diag.errors > DIAG_MAX_ERRORS) vm_report(vm, "%d errors in all; only the first %d are shown\n", diag.errors, DIAG_MAX_ERRORS);
   return status;
 }
 
-SimStatus loader_load_prelude(VM *vm) {
+static SimStatus load_prelude(VM *vm) {
   Source *source = source_from_memory(PRELUDE_FILE, prelude_source, prelude_length);
   if (!source) return SIM_USAGE;
-  char *key = xrealloc(NULL, sizeof "<prelude>");
-  strcpy(key, "<prelude>");
+  char *key = xrealloc(NULL, sizeof PRELUDE_KEY);
+  strcpy(key, PRELUDE_KEY);
   return load_top(vm, source, key);
 }
 
 /* --sandbox: imports stay in the tree of the directory holding `path`. */
 static void set_sandbox_root(VM *vm, const char *path) {
-  if (!vm->config.sandbox || vm->sandbox_root) return;
+  Loader *loader = vm->loader;
+  if (!vm->config.sandbox || loader->sandbox_root) return;
   char *dir = xrealloc(NULL, strlen(path) + 3);
   strcpy(dir, path);
   char *slash = strrchr(dir, '/');
@@ -244,8 +246,8 @@ static void set_sandbox_root(VM *vm, const char *path) {
   else strcpy(dir, ".");
   char resolved[PATH_MAX];
   if (realpath(dir, resolved)) {
-    vm->sandbox_root = xrealloc(NULL, strlen(resolved) + 1);
-    strcpy(vm->sandbox_root, resolved);
+    loader->sandbox_root = xrealloc(NULL, strlen(resolved) + 1);
+    strcpy(loader->sandbox_root, resolved);
   }
   free(dir);
 }
@@ -259,8 +261,7 @@ SimStatus vm_load_file(VM *vm, const char *path) {
     return SIM_USAGE;
   }
   if (bytecode_is((const uint8_t *)source->text, source->length)) {
-    vm_discard_run(vm);
-    vm->main_action = UNDEFINED_VAL;
+    vm_begin_load(vm);
     SimStatus status = vm->config.no_prelude
                            ? bytecode_load(vm, path, (const uint8_t *)source->text, source->length)
                            : (vm_report(vm, "%s: a bytecode file cannot be imported or loaded after a script\n", path),
@@ -280,8 +281,6 @@ bool vm_is_bytecode_file(const char *path) {
   return bytecode_is(head, n);
 }
 
-bool vm_write_bytecode(VM *vm, FILE *out) { return bytecode_write(vm, out); }
-
 SimStatus vm_load_source(VM *vm, const char *name, const char *text, size_t length) {
   set_sandbox_root(vm, name);
   Source *source = source_from_memory(name, text, length);
@@ -291,10 +290,28 @@ SimStatus vm_load_source(VM *vm, const char *name, const char *text, size_t leng
   return load_top(vm, source, key);
 }
 
-void loader_free(VM *vm) {
-  free(vm->sandbox_root);
-  vm->sandbox_root = NULL;
-  for (int i = 0; i < vm->module_inits.count; i++) free(vm->module_paths[i]);
-  free(vm->module_paths);
-  vm->module_paths = NULL;
+VM *vm_new(const VMConfig *config) {
+  VM *vm = vm_create(config);
+  vm->loader = xrealloc(NULL, sizeof *vm->loader);
+  memset(vm->loader, 0, sizeof *vm->loader);
+  if (!config->no_prelude && load_prelude(vm) != SIM_OK) {
+    vm_free(vm);
+    return NULL;
+  }
+  return vm;
+}
+
+void vm_free(VM *vm) {
+  if (!vm) return;
+  Loader *loader = vm->loader;
+  for (int i = 0; i < vm->module_inits.count; i++) free(loader->module_keys[i]);
+  free(loader->module_keys);
+  free(loader->sandbox_root);
+  while (loader->sources) {
+    Source *next = loader->sources->next;
+    source_free(loader->sources);
+    loader->sources = next;
+  }
+  free(loader);
+  vm_destroy(vm);
 }

@@ -1,97 +1,13 @@
-/* Writing and reading bytecode files (see bytecode.h); vm/verify.c checks
- * the code of every prototype read. */
-#include "bytecode.h"
-
+/* Reading bytecode files (the layout is in bytecode.h): every byte is
+ * checked, and every prototype's code verified (verify.c) before the
+ * program can run. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "builtins.h"
+#include "../vm/builtins.h"
+#include "api.h"
+#include "bytecode.h"
 #include "verify.h"
-
-/* ---- writing ---- */
-
-static void put_u8(FILE *out, uint8_t v) { fputc(v, out); }
-static void put_u16(FILE *out, uint16_t v) {
-  put_u8(out, (uint8_t)v);
-  put_u8(out, (uint8_t)(v >> 8));
-}
-static void put_u32(FILE *out, uint32_t v) {
-  for (int i = 0; i < 4; i++) put_u8(out, (uint8_t)(v >> (8 * i)));
-}
-static void put_u64(FILE *out, uint64_t v) {
-  for (int i = 0; i < 8; i++) put_u8(out, (uint8_t)(v >> (8 * i)));
-}
-static void put_string(FILE *out, const char *text, size_t length) {
-  put_u32(out, (uint32_t)length);
-  fwrite(text, 1, length, out);
-}
-static void put_cstring(FILE *out, const char *text) { put_string(out, text, strlen(text)); }
-
-static void put_proto(FILE *out, const ObjProto *proto) {
-  put_u8(out, (uint8_t)proto->kind);
-  put_u32(out, (uint32_t)proto->arity);
-  put_u32(out, (uint32_t)proto->max_slots);
-  put_u32(out, (uint32_t)proto->upvalue_count);
-  if (proto->upvalue_count) fwrite(proto->captures, 1, (size_t)proto->upvalue_count * 2, out);
-  put_u32(out, (uint32_t)proto->handler);
-  put_u32(out, (uint32_t)proto->handler_depth);
-  put_cstring(out, proto->name ? proto->name->chars : "");
-  put_cstring(out, proto->file);
-  put_u32(out, (uint32_t)proto->line);
-  put_u32(out, (uint32_t)proto->chunk.count);
-  fwrite(proto->chunk.code, 1, (size_t)proto->chunk.count, out);
-  for (int i = 0; i < proto->chunk.count; i++) put_u32(out, (uint32_t)proto->chunk.lines[i]);
-  put_u32(out, (uint32_t)proto->chunk.constants.count);
-  for (int i = 0; i < proto->chunk.constants.count; i++) {
-    Value v = proto->chunk.constants.values[i];
-    if (IS_INT(v)) {
-      put_u8(out, 0);
-      put_u64(out, (uint64_t)AS_INT(v));
-    } else if (IS_FLOAT(v)) {
-      uint64_t bits;
-      double f = AS_FLOAT(v);
-      memcpy(&bits, &f, sizeof bits);
-      put_u8(out, 1);
-      put_u64(out, bits);
-    } else if (IS_DURATION(v)) {
-      put_u8(out, 2);
-      put_u64(out, (uint64_t)AS_DURATION(v));
-    } else if (IS_STRING(v)) {
-      put_u8(out, 3);
-      put_string(out, AS_CSTRING(v), (size_t)AS_STRING(v)->length);
-    } else {
-      put_u8(out, 4);
-      put_proto(out, AS_PROTO(v));
-    }
-  }
-}
-
-bool bytecode_write(VM *vm, FILE *out) {
-  fwrite(BYTECODE_MAGIC, 1, 8, out);
-  put_u16(out, BYTECODE_VERSION);
-  put_u8(out, vm->optimize ? 1 : 0);
-  put_u32(out, (uint32_t)builtin_count);
-  for (int i = 0; i < builtin_count; i++) {
-    put_cstring(out, builtin_table[i].name);
-    put_u8(out, (uint8_t)builtin_table[i].arity);
-  }
-  put_u32(out, (uint32_t)(vm->globals.count - builtin_count));
-  for (int i = builtin_count; i < vm->globals.count; i++) {
-    const GlobalInfo *info = &vm->global_info[i];
-    put_string(out, info->name->chars, (size_t)info->name->length);
-    put_u32(out, (uint32_t)info->arity);
-    put_cstring(out, info->file ? info->file : "");
-    put_u32(out, (uint32_t)info->line);
-  }
-  put_u32(out, (uint32_t)vm->module_inits.count);
-  for (int i = 0; i < vm->module_inits.count; i++) {
-    put_cstring(out, vm->module_paths[i]);
-    put_proto(out, AS_CLOSURE(vm->module_inits.values[i])->proto);
-  }
-  return !ferror(out);
-}
-
-/* ---- reading ---- */
 
 typedef struct {
   VM *vm;
@@ -143,16 +59,6 @@ static char *get_string(Reader *r, uint32_t *length) {
   return text;
 }
 
-/* File names live as long as the VM: keep one Source per name. */
-static const char *file_name(VM *vm, const char *name) {
-  for (Source *s = vm->sources; s; s = s->next)
-    if (strcmp(s->path, name) == 0) return s->path;
-  Source *source = source_from_memory(name, "", 0);
-  source->next = vm->sources;
-  vm->sources = source;
-  return source->path;
-}
-
 static ObjProto *get_proto(Reader *r, bool top_level) {
   if (++r->depth > 200) FAIL(r, "prototypes nested too deeply");
   uint32_t kind, arity, slots, upvalues, handler, handler_depth, line, length, constants;
@@ -181,7 +87,7 @@ static ObjProto *get_proto(Reader *r, bool top_level) {
     return NULL;
   }
   proto->name = obj_cstring(r->vm, name);
-  proto->file = file_name(r->vm, file);
+  proto->file = vm_file_name(r->vm, file);
   proto->prelude = strcmp(proto->file, PRELUDE_FILE) == 0;
   free(name);
   free(file);
@@ -283,7 +189,7 @@ SimStatus bytecode_load(VM *vm, const char *name, const uint8_t *data, size_t si
       int32_t line = (int32_t)get(&r, 4);
       if (global && file && !r.error[0]) {
         if (length == 0 || arity < -1 || arity > 255) snprintf(r.error, sizeof r.error, "global %u is malformed", i);
-        else vm_declare_global(vm, obj_string(vm, global, (int)length), arity, file_name(vm, file), line);
+        else vm_declare_global(vm, obj_string(vm, global, (int)length), arity, vm_file_name(vm, file), line);
       }
       free(global);
       free(file);
@@ -295,9 +201,7 @@ SimStatus bytecode_load(VM *vm, const char *name, const uint8_t *data, size_t si
       ObjProto *proto = key ? get_proto(&r, true) : NULL;
       if (proto && proto->kind != PROTO_BLOCK) snprintf(r.error, sizeof r.error, "module %u is not a block", i);
       if (proto && !r.error[0]) {
-        value_array_push(&vm->module_inits, OBJ_VAL(obj_closure(vm, proto, 0)));
-        vm->module_paths = xrealloc(vm->module_paths, (size_t)vm->module_inits.count * sizeof(char *));
-        vm->module_paths[vm->module_inits.count - 1] = key;
+        api_add_module(vm, key, obj_closure(vm, proto, 0));
         key = NULL;
       }
       free(key);

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "builtins.h"
+#include "../vm/builtins.h"
 
 bool verify_stack_effect(uint8_t op, int operand, int *pops, int *effect) {
   const OpInfo *info = &opcode_info[op];

@@ -22,7 +22,7 @@
 
 #include <stdio.h>
 
-#include "state.h"
+#include "../vm/state.h"
 
 #define BYTECODE_MAGIC "SIMVMBC"   /* 8 bytes with its NUL */
 #define BYTECODE_VERSION 1
