@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "builtins.h"
+#include "debug.h"
 #include "mvar.h"
 #include "sched.h"
 #include "stm.h"
@@ -21,46 +22,6 @@
 /* ---- errors and exceptions ---- */
 
 #define MAX_TRACE_FRAMES 20   /* a stack overflow would print a million lines */
-
-#ifndef SIMVM_PROFILED
-bool interp_frame_location(VM *vm, const CallFrame *frame, const ObjProto **proto, int *line) {
-  const ObjClosure *closure = frame->closure;
-  const uint8_t *ip = frame->ip;
-  if (closure == vm->resume_closure) { /* -O0: where the continuation goes on */
-    const ObjContinuation *cont = AS_CONTINUATION(frame->slots[0]);
-    closure = cont->closure;
-    ip = cont->ip;
-  }
-  *proto = closure->proto;
-  if ((*proto)->kind == PROTO_INTERNAL || (*proto)->line == 0) return false; /* the VM's own code */
-  const Chunk *chunk = &(*proto)->chunk;
-  int offset = (int)(ip - chunk->code) - 1;
-  if (offset < 0) offset = 0;
-  *line = chunk->count ? chunk->lines[offset] : 0;
-  return true;
-}
-#endif
-
-#ifndef SIMVM_PROFILED
-void interp_note_raise(VM *vm, ObjThread *thread, Value exc, ObjThread *from) {
-  Value last = thread->raised_value;
-  if (!from && exc.type == last.type && (IS_OBJ(exc) ? AS_OBJ(exc) == AS_OBJ(last) : value_equal(exc, last))) return;
-  thread->raised_by = from;
-  thread->raised_value = exc;
-  thread->raise_file = NULL;
-  /* the innermost frame of the script's own code (the prelude's would
-   * only confuse: a bracket or finally is not where things went wrong) */
-  for (int i = thread->frame_count - 1; i >= 0; i--) {
-    const ObjProto *proto;
-    int line;
-    if (!interp_frame_location(vm, &thread->frames[i], &proto, &line)) continue;
-    if (proto->prelude) continue;
-    thread->raise_file = proto->file;
-    thread->raise_line = line;
-    break;
-  }
-}
-#endif
 
 /* A runtime-error exception carrying vm->error, where it happened and the stack trace. */
 static Value error_exception(VM *vm, ObjThread *thread) {
@@ -73,7 +34,7 @@ static Value error_exception(VM *vm, ObjThread *thread) {
   for (int i = thread->frame_count - 1; i >= 0; i--) {
     const ObjProto *proto;
     int line;
-    if (!interp_frame_location(vm, &thread->frames[i], &proto, &line)) continue;
+    if (!debug_frame_location(vm, &thread->frames[i], &proto, &line)) continue;
     if (!exc->where) exc->where = obj_stringf(vm, "%s:%d", proto->file, line);
     if (shown == MAX_TRACE_FRAMES) {
       hidden++;
@@ -1123,7 +1084,7 @@ next_thread:
       buf_free(&text);
     }
     if (AS_THREAD(target) == thread) { /* to itself: synchronous */
-      interp_note_raise(vm, thread, exc, NULL);
+      debug_note_raise(vm, thread, exc, NULL);
       goto throw_exception;
     }
     thread->sp--;
@@ -1142,7 +1103,7 @@ next_thread:
     exc = POP();
     PUSH(UNIT_VAL);
     STORE_FRAME();
-    interp_note_raise(vm, thread, exc, NULL);
+    debug_note_raise(vm, thread, exc, NULL);
     trace_value(vm, thread, "throw ", exc, true, internal);
     goto throw_exception;
   }
@@ -1480,7 +1441,7 @@ next_thread:
 runtime_error:
   STORE_FRAME();
   exc = error_exception(vm, thread);
-  interp_note_raise(vm, thread, exc, NULL);
+  debug_note_raise(vm, thread, exc, NULL);
 throw_exception:
   /* frame->ip was stored by the raising opcode */
   if (unwind(vm, thread, exc)) {
@@ -1502,5 +1463,5 @@ step_limit_reached:
   /* at an instruction boundary: the frame shows where the thread is */
   STORE_FRAME();
   vm->steps = steps - 1;
-  return vm_stopped(vm);
+  return sched_stopped(vm);
 }

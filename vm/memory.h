@@ -18,7 +18,16 @@
  * only at each other, so no young object is reachable from them and no
  * write barrier is needed. A run allocates young objects only; its
  * collections trace and sweep the young heap alone, and the next run
- * frees the whole young heap without tracing it. */
+ * frees the whole young heap without tracing it.
+ *
+ * Why the collector and the objects need each other: every constructor
+ * (vm/object.c, thread_new, the STM's and scheduler's allocations) calls
+ * gc_alloc and pushes temporary roots here, and the collector in turn
+ * must know what each kind of object owns besides its header: it frees a
+ * thread's stacks (thread_free) and drops a TVar's waiter entries for
+ * threads that died (stm_drop_stale_waiters). That is the mutual
+ * dependency of memory.c with thread.c and stm.c; nothing else in vm/
+ * calls into the collector's file but to allocate, root or collect. */
 #ifndef SIMVM_MEMORY_H
 #define SIMVM_MEMORY_H
 

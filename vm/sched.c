@@ -1,10 +1,11 @@
 /* Run queue, clock and timers (see sched.h for the rules). */
 #include "sched.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "interp.h"
+#include "debug.h"
 #include "mvar.h"
 #include "stm.h"
 
@@ -169,7 +170,7 @@ Value sched_take_pending(VM *vm, ObjThread *thread) {
    * queued: one withdrawn before (its action finished, or a newer interrupt
    * replaced it) never shows */
   if (IS_TIMEOUT(first.exception)) vm_trace(vm, thread, "timeout fired");
-  interp_note_raise(vm, thread, first.exception, first.from);
+  debug_note_raise(vm, thread, first.exception, first.from);
   if (waits_to_throw_to(first.thrower, thread)) {
     first.thrower->wait_object = NULL;
     sched_wake(vm, first.thrower);
@@ -289,7 +290,7 @@ static void describe_place(VM *vm, Buffer *out, const ObjThread *t) {
     for (int i = t->frame_count - 1; i >= 0; i--) {
       const ObjProto *proto;
       int line;
-      if (!interp_frame_location(vm, &t->frames[i], &proto, &line)) continue;
+      if (!debug_frame_location(vm, &t->frames[i], &proto, &line)) continue;
       if (pass == 0 && proto->prelude) continue;
       buf_printf(out, " at %s:%d", proto->file, line);
       return;
@@ -560,4 +561,31 @@ ObjThread *sched_next(VM *vm, SimStatus *status) {
     }
     fire_timers(vm);
   }
+}
+
+SimStatus sched_stopped(VM *vm) {
+  int stop = vm->stop;
+  if (stop == SIM_STOP_INTERRUPT || stop == SIM_STOP_TERMINATE) {
+    Buffer out;
+    buf_init(&out);
+    buf_printf(&out, "simvm: %s at ", stop == SIM_STOP_INTERRUPT ? "interrupted" : "terminated");
+    duration_show(&out, vm->now);
+    buf_printf(&out, " after %" PRIu64 " instruction%s\n", vm->steps, vm->steps == 1 ? "" : "s");
+    sched_report_threads(vm, &out);
+    if (vm->config.write_error) vm->config.write_error(vm->config.user, out.data, out.length);
+    buf_free(&out);
+    return SIM_INTERRUPTED;
+  }
+  if (stop == SIM_STOP_OUTPUT) return SIM_USAGE;
+  if (stop == STOP_TRACE_SIZE) {
+    static const char *const outputs[] = {"--trace output", "--trace-json file", "--timeline file"};
+    vm_report(vm, "simvm: trace size limit reached: the %s would pass %" PRIu64 " bytes (--max-trace-size)\n",
+              outputs[vm->trace_capped - 1], vm->config.max_trace_size);
+  } else if (vm->config.max_steps && vm->steps >= vm->config.max_steps) {
+    vm_report(vm, "simvm: step limit reached: %" PRIu64 " instruction%s executed (--max-steps)\n", vm->steps,
+              vm->steps == 1 ? "" : "s");
+  } else {
+    vm_report(vm, "simvm: work limit reached: %" PRIu64 " units of work done (--max-work)\n", vm->steps + vm->work);
+  }
+  return SIM_LIMIT;
 }

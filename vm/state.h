@@ -1,5 +1,22 @@
 /* The VM's internal state, shared by the files of vm/ and the layers above
- * it (compiler/, api/). Embedders use api/simvm.h only. */
+ * it (compiler/, api/). Embedders use api/simvm.h only.
+ *
+ * How vm/ depends on itself, from the bottom (docs/INTERNALS.md draws it):
+ * buffer, heap, table, timer, value, chunk, opcodes; object and memory (the
+ * collector); thread, stm, mvar, events, profile, show, trace, builtins;
+ * state.c (this header's services: reports, limits, globals); debug (where
+ * frames are in the script, the disassembler); sched; interp; vm.c (VM
+ * lifetime, running). The files that call each other, and why:
+ *   memory.c <-> thread.c, stm.c   the collector frees what objects own (memory.h)
+ *   sched.c  <-> stm.c, mvar.c     blocking: stm and mvar park and wake
+ *                                  threads through the scheduler, which
+ *                                  cancels their waits on kill or timeout
+ *                                  and describes them in deadlock reports
+ *   thread.c <-> events.c, profile.c  hooks on thread-state changes (the
+ *                                  timeline, the profiler), to become typed
+ *                                  events (issue 8, item 4; profile.h)
+ *   builtins.c <-> show.c          names and rendering (show.h)
+ * tools/layers.sh --cycles lists them from the objects' symbols. */
 #ifndef SIMVM_STATE_H
 #define SIMVM_STATE_H
 
@@ -11,6 +28,7 @@
 #include "memory.h"
 #include "opcodes.h"
 #include "profile.h"
+#include "show.h"
 #include "events.h"
 #include "table.h"
 #include "thread.h"
@@ -171,9 +189,6 @@ static inline void vm_work(VM *vm, uint64_t units) {
   if (vm->config.max_work) vm_update_stop(vm);
 }
 
-/* How a stopped run ends (the loop reached stop_at): reports it and returns
- * the status vm_run gives. */
-SimStatus vm_stopped(VM *vm);
 
 /* Count `bytes` about to be written to trace output `which` (0 text, 1 JSON
  * lines, 2 timeline): false, and the run stops, when that would pass
@@ -202,14 +217,5 @@ static inline bool traced(VM *vm) {
   vm->stats.events++;
   return false;
 }
-
-/* Render `value` as show() does into a growable buffer (vm/buffer.h). */
-/* quote: render strings with quotes and escapes (inside lists, records). */
-void value_show(Buffer *buf, Value value, bool quote);
-/* The same, stopping soon after the text passes `limit` bytes (a value that
- * shares its parts can be far larger shown than in memory); false if cut. */
-bool value_show_bounded(Buffer *buf, Value value, bool quote, size_t limit);
-/* Format a duration with the largest unit that is exact: "1500us", "2ms". */
-void duration_show(Buffer *buf, int64_t ns);
 
 #endif

@@ -1,5 +1,6 @@
-/* VM lifetime, globals and file names, the VM's own prototypes, and running
- * a program. Making a VM with its prelude and loading code is api/load.c's. */
+/* The top of vm/: a VM's lifetime, the VM's own prototypes, and running a
+ * program (the load's top levels, then main) on the interpreter. Making a
+ * VM with its prelude and loading code into it is api/load.c's. */
 #include "vm.h"
 
 #include <inttypes.h>
@@ -21,143 +22,9 @@ void vm_config_init(VMConfig *config) {
   config->program = "simvm";
 }
 
-void vm_report(VM *vm, const char *fmt, ...) {
-  if (!vm->config.write_error) return;
-  char text[2048];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(text, sizeof text, fmt, ap);
-  va_end(ap);
-  if (n < 0) return;
-  vm->config.write_error(vm->config.user, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1);
-}
-
-static void trace_event(VM *vm, ObjThread *thread, bool text, const char *fmt, va_list ap) {
-  vm->stats.events++;
-  if (!text && !vm->config.write_trace_json && !vm->config.timeline) return;
-  Buffer event;
-  buf_init(&event);
-  buf_vprintf(&event, fmt, ap);
-  if (text) {
-    Buffer line, when, name;
-    buf_init(&line);
-    buf_init(&when);
-    buf_init(&name);
-    duration_show(&when, vm->now);
-    if (thread) thread_name(&name, thread);
-    else buf_append(&name, "-", 1);
-    buf_printf(&line, "%10s  %-12s %s\n", buf_text(&when), buf_text(&name), buf_text(&event));
-    vm_work(vm, line.length);
-    if (vm_trace_room(vm, 0, line.length)) vm->config.write_trace(vm->config.user, line.data, line.length);
-    buf_free(&line);
-    buf_free(&when);
-    buf_free(&name);
-  }
-  if (vm->config.write_trace_json || vm->config.timeline) events_record(vm, thread, buf_text(&event));
-  buf_free(&event);
-}
-
-void vm_trace(VM *vm, ObjThread *thread, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  trace_event(vm, thread, vm->config.trace && vm->config.write_trace, fmt, ap);
-  va_end(ap);
-}
-
-void vm_trace_internal(VM *vm, ObjThread *thread, bool internal, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  bool text = vm->config.trace && vm->config.write_trace && (vm->config.trace_all || !internal);
-  trace_event(vm, thread, text, fmt, ap);
-  va_end(ap);
-}
-
-/* ---- stopping ---- */
-
-void vm_update_stop(VM *vm) {
-  uint64_t at = vm->config.max_steps ? vm->config.max_steps : UINT64_MAX;
-  if (vm->config.max_work) {
-    uint64_t left = vm->work < vm->config.max_work ? vm->config.max_work - vm->work : 0;
-    if (left < at) at = left;
-  }
-  atomic_store(&vm->stop_at, at);
-  /* a signal handler may have set stop (then stop_at) meanwhile: it wins */
-  if (vm->stop) atomic_store(&vm->stop_at, 0);
-}
-
 void vm_stop(VM *vm, SimStop why) {
   vm->stop = (sig_atomic_t)why;
   atomic_store(&vm->stop_at, 0);
-}
-
-bool vm_trace_room(VM *vm, int which, size_t bytes) {
-  if (vm->trace_capped) return false;
-  uint64_t max = vm->config.max_trace_size;
-  if (max && vm->trace_bytes[which] + bytes > max) {
-    vm->trace_capped = which + 1;
-    if (!vm->stop) vm->stop = STOP_TRACE_SIZE;
-    vm_update_stop(vm);
-    return false;
-  }
-  vm->trace_bytes[which] += bytes;
-  return true;
-}
-
-SimStatus vm_stopped(VM *vm) {
-  int stop = vm->stop;
-  if (stop == SIM_STOP_INTERRUPT || stop == SIM_STOP_TERMINATE) {
-    Buffer out;
-    buf_init(&out);
-    buf_printf(&out, "simvm: %s at ", stop == SIM_STOP_INTERRUPT ? "interrupted" : "terminated");
-    duration_show(&out, vm->now);
-    buf_printf(&out, " after %" PRIu64 " instruction%s\n", vm->steps, vm->steps == 1 ? "" : "s");
-    sched_report_threads(vm, &out);
-    if (vm->config.write_error) vm->config.write_error(vm->config.user, out.data, out.length);
-    buf_free(&out);
-    return SIM_INTERRUPTED;
-  }
-  if (stop == SIM_STOP_OUTPUT) return SIM_USAGE;
-  if (stop == STOP_TRACE_SIZE) {
-    static const char *const outputs[] = {"--trace output", "--trace-json file", "--timeline file"};
-    vm_report(vm, "simvm: trace size limit reached: the %s would pass %" PRIu64 " bytes (--max-trace-size)\n",
-              outputs[vm->trace_capped - 1], vm->config.max_trace_size);
-  } else if (vm->config.max_steps && vm->steps >= vm->config.max_steps) {
-    vm_report(vm, "simvm: step limit reached: %" PRIu64 " instruction%s executed (--max-steps)\n", vm->steps,
-              vm->steps == 1 ? "" : "s");
-  } else {
-    vm_report(vm, "simvm: work limit reached: %" PRIu64 " units of work done (--max-work)\n", vm->steps + vm->work);
-  }
-  return SIM_LIMIT;
-}
-
-/* ---- globals ---- */
-
-int vm_declare_global(VM *vm, ObjString *name, int arity, const char *file, int line) {
-  int index = vm->globals.count;
-  value_array_push(&vm->globals, UNDEFINED_VAL);
-  if (index >= vm->global_capacity) {
-    vm->global_capacity = vm->global_capacity ? vm->global_capacity * 2 : 64;
-    vm->global_info = xrealloc(vm->global_info, (size_t)vm->global_capacity * sizeof(GlobalInfo));
-  }
-  vm->global_info[index] = (GlobalInfo){name, arity, NULL, file, line};
-  table_set(&vm->global_index, name, INT_VAL(index));
-  return index;
-}
-
-int vm_find_global(VM *vm, ObjString *name) {
-  Value index;
-  return table_get(&vm->global_index, name, &index) ? (int)AS_INT(index) : -1;
-}
-
-const char *vm_file_name(VM *vm, const char *name) {
-  for (FileName *f = vm->files; f; f = f->next)
-    if (strcmp(f->name, name) == 0) return f->name;
-  size_t n = strlen(name);
-  FileName *f = xrealloc(NULL, sizeof *f + n + 1);
-  memcpy(f->name, name, n + 1);
-  f->next = vm->files;
-  vm->files = f;
-  return f->name;
 }
 
 static void define_builtins(VM *vm) {

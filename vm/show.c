@@ -1,0 +1,180 @@
+/* show(): values as text (see show.h). */
+#include "show.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "builtins.h"
+#include "state.h"
+
+void duration_show(Buffer *buf, int64_t ns) {
+  static const struct { const char *unit; int64_t size; } units[] = {
+      {"s", 1000000000}, {"ms", 1000000}, {"us", 1000}, {"ns", 1}};
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+    if (ns != 0 && ns % units[i].size == 0) {
+      buf_printf(buf, "%" PRId64 "%s", ns / units[i].size, units[i].unit);
+      return;
+    }
+  }
+  buf_printf(buf, "%" PRId64 "ns", ns);
+}
+
+static void show_float(Buffer *buf, double f) {
+  if (isnan(f)) {
+    buf_append(buf, "nan", 3);
+    return;
+  }
+  if (isinf(f)) {
+    buf_printf(buf, "%sinf", f < 0 ? "-" : "");
+    return;
+  }
+  char text[64];
+  /* the shortest of %.15g .. %.17g that reads back exactly */
+  for (int precision = 15; precision <= 17; precision++) {
+    snprintf(text, sizeof text, "%.*g", precision, f);
+    if (strtod(text, NULL) == f) break;
+  }
+  buf_append(buf, text, strlen(text));
+  if (!strpbrk(text, ".eE")) buf_append(buf, ".0", 2);
+}
+
+
+/* Show a value that contains no other values. */
+static void show_leaf(Buffer *buf, Value value, bool quote) {
+  switch (value.type) {
+    case VAL_UNIT: buf_append(buf, "()", 2); return;
+    case VAL_BOOL: buf_printf(buf, "%s", AS_BOOL(value) ? "true" : "false"); return;
+    case VAL_INT: buf_printf(buf, "%" PRId64, AS_INT(value)); return;
+    case VAL_FLOAT: show_float(buf, AS_FLOAT(value)); return;
+    case VAL_DURATION: duration_show(buf, AS_DURATION(value)); return;
+    case VAL_NIL: buf_append(buf, "[]", 2); return;
+    case VAL_NONE: buf_append(buf, "none", 4); return;
+    case VAL_UNDEFINED: buf_append(buf, "<undefined>", 11); return;
+    case VAL_OBJ: break;
+  }
+  switch (OBJ_TYPE(value)) {
+    case OBJ_STRING:
+      if (quote) buf_append_quoted(buf, AS_CSTRING(value), (size_t)AS_STRING(value)->length);
+      else buf_append(buf, AS_CSTRING(value), (size_t)AS_STRING(value)->length);
+      return;
+    case OBJ_PROTO: buf_append(buf, "<prototype>", 11); return;
+    case OBJ_CLOSURE:
+      if (AS_CLOSURE(value)->proto->kind == PROTO_BLOCK) buf_printf(buf, "<action %s>", obj_callable_name(value));
+      else buf_printf(buf, "<fn %s>", obj_callable_name(value));
+      return;
+    case OBJ_BUILTIN: buf_printf(buf, "<fn %s>", AS_BUILTIN(value)->builtin->name); return;
+    case OBJ_ACTION: {
+      const char *name = "?";
+      if (AS_ACTION(value)->op == OP_RUN_CALL) {
+        buf_printf(buf, "<action %s(...)>", obj_callable_name(AS_ACTION(value)->args[0]));
+        return;
+      }
+      for (int i = 0; i < builtin_count; i++)
+        if (builtin_table[i].op == AS_ACTION(value)->op) name = builtin_table[i].name;
+      buf_printf(buf, "<action %s>", name);
+      return;
+    }
+    case OBJ_THREAD:
+      thread_id(buf, AS_THREAD(value));
+      return;
+    case OBJ_TIMEOUT: buf_append(buf, "Timeout", 7); return;
+    case OBJ_MVAR:
+      if (AS_MVAR(value)->label) buf_printf(buf, "<mvar %s>", AS_MVAR(value)->label->chars);
+      else buf_append(buf, "<mvar>", 6);
+      return;
+    case OBJ_TVAR:
+      if (AS_TVAR(value)->label) buf_printf(buf, "<tvar %s>", AS_TVAR(value)->label->chars);
+      else buf_append(buf, "<tvar>", 6);
+      return;
+    case OBJ_EXCEPTION: {
+      ObjException *exc = AS_EXCEPTION(value);
+      if (exc->kind == EXC_KILLED) buf_append(buf, "ThreadKilled", 12);
+      else buf_printf(buf, "ErrorCall(%s)", exc->message ? exc->message->chars : "");
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+/* A container being shown: the value and how far it has got. */
+typedef struct {
+  Value value;
+  Value rest;   /* lists: the cells still to show   */
+  int next;     /* records: the next field; some: 1 once its value is shown */
+} ShowFrame;
+
+void value_show(Buffer *buf, Value value, bool quote) { value_show_bounded(buf, value, quote, SIZE_MAX); }
+
+/* Iterative, with an explicit stack, so deeply nested values cannot
+ * overflow the C stack; it stops once the text passes `limit` bytes. */
+bool value_show_bounded(Buffer *buf, Value value, bool quote, size_t limit) {
+  size_t start = buf->length;
+  if (!IS_CONS(value) && !IS_RECORD(value) && !IS_SOME(value)) {
+    show_leaf(buf, value, quote);
+    return buf->length - start <= limit;
+  }
+  ShowFrame *stack = NULL;
+  int count = 0, capacity = 0;
+  Value pending = value; /* a value to open, or UNIT when none */
+  bool has_pending = true;
+  bool complete = true;
+  for (;;) {
+    if (buf->length - start > limit) {
+      complete = false;
+      break;
+    }
+    if (has_pending) {
+      has_pending = false;
+      if (!IS_CONS(pending) && !IS_RECORD(pending) && !IS_SOME(pending)) {
+        show_leaf(buf, pending, true);
+      } else {
+        if (count == capacity) {
+          capacity = capacity ? capacity * 2 : 16;
+          stack = xrealloc(stack, (size_t)capacity * sizeof(ShowFrame));
+        }
+        stack[count++] = (ShowFrame){pending, pending, 0};
+        buf_append(buf, IS_CONS(pending) ? "[" : IS_RECORD(pending) ? "#{" : "some(", IS_RECORD(pending) ? 2 : IS_CONS(pending) ? 1 : 5);
+      }
+    }
+    if (count == 0) break;
+    ShowFrame *top = &stack[count - 1];
+    if (IS_CONS(top->value)) {
+      if (IS_CONS(top->rest)) {
+        if (top->rest.as.obj != top->value.as.obj) buf_append(buf, ", ", 2);
+        pending = AS_CONS(top->rest)->head;
+        top->rest = AS_CONS(top->rest)->tail;
+        has_pending = true;
+      } else {
+        buf_append(buf, "]", 1);
+        count--;
+      }
+    } else if (IS_RECORD(top->value)) {
+      ObjRecord *record = AS_RECORD(top->value);
+      if (top->next < record->count) {
+        if (top->next) buf_append(buf, ", ", 2);
+        buf_printf(buf, "%s: ", record->fields[top->next].name->chars);
+        pending = record->fields[top->next++].value;
+        has_pending = true;
+      } else {
+        buf_append(buf, "}", 1);
+        count--;
+      }
+    } else {
+      if (!top->next) {
+        top->next = 1;
+        pending = AS_SOME(top->value)->value;
+        has_pending = true;
+      } else {
+        buf_append(buf, ")", 1);
+        count--;
+      }
+    }
+  }
+  free(stack);
+  return complete;
+}

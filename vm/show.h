@@ -1,0 +1,26 @@
+/* show(): how values read as text, for show(), say, traces and reports.
+ *
+ * It reads the builtin table (a primitive action shows as the builtin
+ * that builds it: <action delay(...)>), and the builtins' show, join and
+ * error call it: builtins.c and show.c need each other, the one for its
+ * table of names, the other for rendering. */
+#ifndef SIMVM_SHOW_H
+#define SIMVM_SHOW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buffer.h"
+#include "value.h"
+
+/* Render `value` as show() does into a growable buffer (vm/buffer.h). */
+/* quote: render strings with quotes and escapes (inside lists, records). */
+void value_show(Buffer *buf, Value value, bool quote);
+/* The same, stopping soon after the text passes `limit` bytes (a value that
+ * shares its parts can be far larger shown than in memory); false if cut. */
+bool value_show_bounded(Buffer *buf, Value value, bool quote, size_t limit);
+/* Format a duration with the largest unit that is exact: "1500us", "2ms". */
+void duration_show(Buffer *buf, int64_t ns);
+
+#endif
