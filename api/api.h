@@ -2,6 +2,7 @@
  * the compiler and the VM (as Lua's lapi.c, ldo.c and lundump.c sit on its
  * core). Its files:
  *
+ *   api.c      the loader's bookkeeping: modules, sources
  *   load.c     vm_new and vm_free, scripts, imports, the embedded prelude
  *   bcread.c   reading bytecode files (simc -o's), every prototype verified
  *   bcwrite.c  writing them, and the listing of simc -l
@@ -28,6 +29,10 @@ typedef struct Loader {
   char *sandbox_root;   /* with config.sandbox: the resolved directory
                            imports stay under                             */
 } Loader;
+
+/* Give `vm` an empty Loader; free it (before vm_destroy). */
+void api_loader_new(VM *vm);
+void api_loader_free(VM *vm);
 
 /* Append a module to the program: its top-level action `init`, under `key`
  * (taken over). The one way modules are added, by scripts and bytecode. */

@@ -38,14 +38,6 @@ static int module_index(VM *vm, const char *key) {
   return -1;
 }
 
-void api_add_module(VM *vm, char *key, ObjClosure *init) {
-  Loader *loader = vm->loader;
-  int index = vm->module_inits.count;
-  value_array_push(&vm->module_inits, OBJ_VAL(init));
-  loader->module_keys = xrealloc(loader->module_keys, (size_t)vm->module_inits.count * sizeof(char *));
-  loader->module_keys[index] = key;
-}
-
 /* The path of `import "name"` written in `from`: relative to its directory. */
 static char *import_path(const char *from, const char *name) {
   const char *slash = strrchr(from, '/');
@@ -292,8 +284,7 @@ SimStatus vm_load_source(VM *vm, const char *name, const char *text, size_t leng
 
 VM *vm_new(const VMConfig *config) {
   VM *vm = vm_create(config);
-  vm->loader = xrealloc(NULL, sizeof *vm->loader);
-  memset(vm->loader, 0, sizeof *vm->loader);
+  api_loader_new(vm);
   if (!config->no_prelude && load_prelude(vm) != SIM_OK) {
     vm_free(vm);
     return NULL;
@@ -303,15 +294,6 @@ VM *vm_new(const VMConfig *config) {
 
 void vm_free(VM *vm) {
   if (!vm) return;
-  Loader *loader = vm->loader;
-  for (int i = 0; i < vm->module_inits.count; i++) free(loader->module_keys[i]);
-  free(loader->module_keys);
-  free(loader->sandbox_root);
-  while (loader->sources) {
-    Source *next = loader->sources->next;
-    source_free(loader->sources);
-    loader->sources = next;
-  }
-  free(loader);
+  api_loader_free(vm);
   vm_destroy(vm);
 }
