@@ -31,7 +31,7 @@ SWITCH_OBJ   := $(patsubst %.o,%.switch.o,$(CORE_OBJ))
 UNIT_TESTS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 DEPS_OK      := $(BUILD)/.deps-ok
 
-.PHONY: all test unit-test script-test demo asan test-asan faultinject install clean deps bench bench-accept
+.PHONY: all test layers unit-test script-test demo asan test-asan faultinject install clean deps bench bench-accept
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/simvm $(BUILD)/simc $(BUILD)/simvm-switch
@@ -112,7 +112,11 @@ script-test: all
 	@bash tests/run_scripts.sh $(BUILD)/simvm $(BUILD)/simvm-switch
 	@bash tests/run_cli.sh $(BUILD)
 
-test: all unit-test script-test
+# The layers call only down (tools/layers.sh says which includes may go where).
+layers:
+	@sh tools/layers.sh $(BUILD)
+
+test: all layers unit-test script-test
 
 # The same tests under AddressSanitizer and UndefinedBehaviorSanitizer, in
 # their own build tree, with the collector running at every allocation for

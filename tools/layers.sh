@@ -1,0 +1,116 @@
+#!/bin/sh
+# The layers of simvm, checked from the sources' #include lines (make test
+# runs it). Each folder may include only the folders below it:
+#
+#   cli/       its own headers, and the public ones: api/simvm.h, vm/vm.h
+#   api/       compiler/ lang/ vm/ base/
+#   compiler/  lang/ vm/ base/
+#   lang/      base/            (the front end knows nothing of the VM)
+#   vm/        base/            (nor the VM of the front end)
+#   base/      nothing
+#
+# It fails on any other include (so on vm/ including compiler/, lang/ or
+# api/, and on the CLI including an internal header), and names every
+# folder-level include cycle. Includes resolve as the compiler resolves
+# them: beside the including file, then -I$BUILD/gen -Ilang -Ivm (a
+# generated header counts as lang/'s, where its source is).
+#
+#   sh tools/layers.sh [BUILD]            the check
+#   sh tools/layers.sh --cycles [BUILD]   also list the pairs of vm/ files
+#                                         that call each other, from the
+#                                         symbols of BUILD/obj (state.h says
+#                                         why each pair is there)
+set -u
+cd "$(dirname "$0")/.." || exit 2
+cycles=false
+if [ "${1:-}" = --cycles ]; then cycles=true; shift; fi
+build=${1:-build}
+
+sources=$(find base lang vm compiler api cli -type f \( -name '*.[ch]' -o -name '*.y' -o -name '*.re' -o -name '*.def' \) | LC_ALL=C sort)
+{
+  # every file an include may resolve to
+  for f in $sources $(find "$build/gen" -type f 2>/dev/null); do echo "file $f"; done
+  # every include: the including file and what it names
+  for f in $sources; do
+    sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f" | while IFS= read -r name; do
+      echo "include $f $name"
+    done
+  done
+} | awk -v build="$build" '
+function normalize(path,   n, parts, out, i, k) {
+  n = split(path, parts, "/"); k = 0
+  for (i = 1; i <= n; i++) {
+    if (parts[i] == "" || parts[i] == ".") continue
+    if (parts[i] == ".." && k > 0 && out[k] != "..") { k--; continue }
+    out[++k] = parts[i]
+  }
+  path = ""
+  for (i = 1; i <= k; i++) path = path (i > 1 ? "/" : "") out[i]
+  return path
+}
+function folder(path,   f) {
+  if (index(path, build "/gen/") == 1) return "lang"
+  f = path; sub(/\/.*/, "", f)
+  return f
+}
+function dir(path) { sub(/\/[^\/]*$/, "", path); return path }
+BEGIN {
+  allowed["cli", "api"] = allowed["cli", "vm"] = 1
+  allowed["api", "compiler"] = allowed["api", "lang"] = allowed["api", "vm"] = allowed["api", "base"] = 1
+  allowed["compiler", "lang"] = allowed["compiler", "vm"] = allowed["compiler", "base"] = 1
+  allowed["lang", "base"] = allowed["vm", "base"] = 1
+  public["api/simvm.h"] = public["vm/vm.h"] = 1
+  n_search = split(build "/gen lang vm", search, " ")
+}
+$1 == "file" { exists[$2] = 1; next }
+$1 == "include" {
+  from = $2; name = $3; target = ""
+  candidate = normalize(dir(from) "/" name)
+  if (candidate in exists) target = candidate
+  for (i = 1; target == "" && i <= n_search; i++) {
+    candidate = normalize(search[i] "/" name)
+    if (candidate in exists) target = candidate
+  }
+  if (target == "") { printf "layers: %s includes \"%s\", which is nowhere\n", from, name; bad++; next }
+  a = folder(from); b = folder(target)
+  if (a == b) next
+  edge[a, b] = 1; folders[a] = folders[b] = 1
+  if (a == "cli" && !(target in public)) {
+    printf "layers: %s includes %s: the CLI may include only the public headers (api/simvm.h, vm/vm.h)\n", from, target; bad++
+  } else if (!((a, b) in allowed)) {
+    printf "layers: %s includes %s: %s/ may not include %s/ (a layer calls only down)\n", from, target, a, b; bad++
+  }
+}
+# a depth-first search that prints each cycle it closes
+function visit(f, path,   g) {
+  state[f] = 1
+  for (g in folders) {
+    if (!((f, g) in edge)) continue
+    if (state[g] == 1) { printf "layers: folder-level include cycle: %s%s -> %s\n", substr(path, index(path, " " g " ") + 1), f, g; bad++ }
+    else if (!state[g]) visit(g, path f " -> ")
+  }
+  state[f] = 2
+}
+END {
+  for (f in folders) if (!state[f]) visit(f, " ")
+  if (bad) { printf "layers: %d problem%s\n", bad, bad == 1 ? "" : "s"; exit 1 }
+  print "layers: ok (cli -> api -> compiler -> lang, vm -> base)"
+}' || exit 1
+
+$cycles || exit 0
+# vm/ files that call each other: defined and undefined symbols per object
+objects=$(ls "$build"/obj/vm/*.o 2>/dev/null | grep -v -e '\.switch\.o$' -e '/interp_profiled\.o$')
+[ -n "$objects" ] || { echo "layers: no objects in $build/obj/vm (build first)" >&2; exit 2; }
+for o in $objects; do nm "$o" | sed "s|^|$(basename "$o" .o) |"; done | awk '
+NF == 4 && $3 ~ /^[TDBR]$/ { owner[$4] = $1; next }
+NF == 3 && $2 == "U" { uses[$1, $3] = 1; users[$3] = users[$3] " " $1 }
+END {
+  for (key in uses) {
+    split(key, p, SUBSEP)
+    if ((p[2] in owner) && owner[p[2]] != p[1]) calls[p[1], owner[p[2]]] = 1
+  }
+  for (key in calls) {
+    split(key, p, SUBSEP)
+    if (p[1] < p[2] && ((p[2], p[1]) in calls)) printf "vm/%s.c <-> vm/%s.c\n", p[1], p[2]
+  }
+}' | LC_ALL=C sort
