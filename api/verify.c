@@ -6,36 +6,17 @@
  * of the function. The only numbers taken from the file are those the
  * interpreter obeys too: max_slots (the stack it reserves for a frame),
  * arity (the arguments a call must pass) and upvalue_count (the values a
- * closure of it holds). Each rule is one line, with its message, so that
- * tests/unit/test_verify.c can name them all. */
+ * closure of it holds). The rules on operands, stack effects and what
+ * must follow come from the opcode table (vm/opcodes.def): one rule per
+ * operand kind and flag, not per opcode. Each rule is one line, with its
+ * message, so that tests/unit/test_verify.c can name them all, and
+ * tools/verify_mutants.sh proves each is needed. */
 #include "verify.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "../vm/builtins.h"
-
-bool verify_stack_effect(uint8_t op, int operand, int *pops, int *effect) {
-  const OpInfo *info = &opcode_info[op];
-  *pops = info->pops;
-  *effect = info->stack_effect;
-  switch (op) {
-    case OP_SLIDE: *pops = operand + 1; *effect = -operand; break;
-    case OP_LIST: *pops = operand; *effect = 1 - operand; break;
-    case OP_RECORD: *pops = 2 * operand; *effect = 1 - 2 * operand; break;
-    case OP_CALL: case OP_TAIL_CALL: case OP_CALL_BIND: case OP_TAIL_CALL_BIND:
-      *pops = operand + 1; *effect = -operand; break;
-    case OP_RETURN: *effect = -1; break;
-    case OP_ACTION:
-      if (operand < builtin_count && builtin_table[operand].op >= 0) {
-        *pops = builtin_table[operand].arity;
-        *effect = 1 - *pops;
-      }
-      break;
-    default: break;
-  }
-  return *pops != STACK_EFFECT_VAR && *effect != STACK_EFFECT_VAR;
-}
 
 /* Why the closure `inner` cannot be made by a CLOSURE instruction of
  * `proto` with the stack `depth` deep, or NULL: each capture copies a slot
@@ -48,6 +29,47 @@ static const char *check_captures(const ObjProto *proto, const ObjProto *inner, 
     else if (!from_local && index >= proto->upvalue_count) snprintf(why, size, "CLOSURE of '%s': capture %d copies upvalue %d of %d", inner->name->chars, i, index, proto->upvalue_count);
     else continue;
     return why;
+  }
+  return NULL;
+}
+
+/* Why the operand of `op` (`operand`, at an instruction where the stack is
+ * `depth` deep and the code `n` bytes long, the next instruction at
+ * `next`) is wrong, or NULL: each operand kind of the opcode table has its
+ * rule here, so a new opcode needs none of its own. */
+static const char *check_operand(const VM *vm, const ObjProto *proto, uint8_t op, int operand, int depth, int next,
+                                 char *why, size_t size) {
+  const OpInfo *info = &opcode_info[op];
+  const ValueArray *k = &proto->chunk.constants;
+  int n = proto->chunk.count;
+  switch (info->operand) {
+    case OPERAND_NONE:
+    case OPERAND_COUNT: return NULL;
+    case OPERAND_LOCAL: return operand < depth ? NULL : "a local slot beyond the stack";
+    case OPERAND_UPVALUE: return operand < proto->upvalue_count ? NULL : "an upvalue out of range";
+    case OPERAND_GLOBAL: return operand < vm->globals.count ? NULL : "a global out of range";
+    case OPERAND_DEFINE:
+      if (operand >= vm->globals.count) return "a global out of range";
+      return operand < builtin_count ? "a definition of a builtin" : NULL;
+    case OPERAND_JUMP: return next + operand > n ? "a jump off the end of the code" : NULL;
+    case OPERAND_BUILTIN:
+      if (operand < builtin_count && builtin_table[operand].op >= 0) return NULL;
+      snprintf(why, size, "%s of a builtin that is not an action", info->name);
+      return why;
+    case OPERAND_CONST:
+      if (operand >= k->count) return "a constant out of range";
+      if (!IS_PROTO(k->values[operand])) return NULL;
+      snprintf(why, size, "%s of a prototype (only CLOSURE may use one)", info->name);
+      return why;
+    case OPERAND_NAME:
+      if (operand < k->count && IS_STRING(k->values[operand])) return NULL;
+      snprintf(why, size, "%s of a constant that is not a name", info->name);
+      return why;
+    case OPERAND_PROTO:
+      if (operand < k->count && IS_PROTO(k->values[operand]))
+        return check_captures(proto, AS_PROTO(k->values[operand]), depth, why, size);
+      snprintf(why, size, "%s of a constant that is not a prototype", info->name);
+      return why;
   }
   return NULL;
 }
@@ -83,40 +105,25 @@ bool verify_proto(VM *vm, const ObjProto *proto, bool top_level, char *error, si
     int at = work[--pending], d = depth[at];
     uint8_t op = chunk->code[at];
     const char *why = NULL;
-    int operand = 0, pops = 0, effect = 0, next = at + 1, jump = -1;
+    int operand = 0, effect = 0, next = at + 1, jump = -1;
     if (op >= OP_COUNT) why = "an unknown opcode";
-    else if (opcode_info[op].vm_only) why = "an opcode only the VM may use";
+    else if (opcode_info[op].flags & OPF_VM_ONLY) why = "an opcode only the VM may use";
     else if (at + opcode_size(op) > n) why = "an instruction cut off by the end of the code";
     if (!why) {
       const OpInfo *info = &opcode_info[op];
-      const ValueArray *k = &chunk->constants;
       next = at + opcode_size(op);
-      if (info->operand == OPERAND_U8) operand = chunk->code[at + 1];
-      if (info->operand == OPERAND_U16) operand = (chunk->code[at + 1] << 8) | chunk->code[at + 2];
-      if (!verify_stack_effect(op, operand, &pops, &effect)) why = "an opcode with an unknown stack effect";
-      switch (op) {
-        case OP_CALL_BIND: if (next >= n || chunk->code[next] != OP_BIND) why = "CALL_BIND not followed by BIND"; break;
-        case OP_TAIL_BIND: if (next >= n || chunk->code[next] != OP_RETURN) why = "TAIL_BIND not followed by RETURN"; break;
-        case OP_ACTION: if (operand >= builtin_count || builtin_table[operand].op < 0) why = "ACTION of a builtin that is not an action"; break;
-        case OP_CONST:
-          if (operand >= k->count) why = "a constant out of range";
-          else if (IS_PROTO(k->values[operand])) why = "CONST of a prototype (only CLOSURE may use one)";
-          break;
-        case OP_CLOSURE:
-          if (operand >= k->count || !IS_PROTO(k->values[operand])) why = "CLOSURE of a constant that is not a prototype";
-          else why = check_captures(proto, AS_PROTO(k->values[operand]), d, why_text, sizeof why_text);
-          break;
-        case OP_FIELD: if (operand >= k->count || !IS_STRING(k->values[operand])) why = "FIELD of a constant that is not a name"; break;
-        case OP_LABEL_NEW: if (operand >= k->count || !IS_STRING(k->values[operand])) why = "LABEL_NEW of a constant that is not a name"; break;
-        case OP_GET_LOCAL: if (operand >= d) why = "a local slot beyond the stack"; break;
-        case OP_GET_UPVALUE: if (operand >= proto->upvalue_count) why = "an upvalue out of range"; break;
-        case OP_GET_GLOBAL: if (operand >= vm->globals.count) why = "a global out of range"; break;
-        case OP_DEFINE_GLOBAL:
-          if (operand >= vm->globals.count) why = "a global out of range";
-          else if (operand < builtin_count) why = "a definition of a builtin";
-          break;
-        case OP_JUMP: case OP_JUMP_IF_FALSE: jump = next + operand; if (jump > n) why = "a jump off the end of the code"; break;
-        default: break;
+      operand = opcode_operand(chunk->code + at);
+      if (info->operand == OPERAND_JUMP) jump = next + operand;
+      /* the pops and pushes of the table; a formula the handler decides
+       * (OPCODE_VAR, the VM's own opcodes only) fails the depth rules */
+      int pops = opcode_pops(op, operand);
+      effect = opcode_effect(op, operand);
+      int then = info->flags & OPF_THEN_BIND ? OP_BIND : info->flags & OPF_THEN_RETURN ? OP_RETURN : -1;
+      if (then >= 0 && (next >= n || chunk->code[next] != then)) {
+        snprintf(why_text, sizeof why_text, "%s not followed by %s", info->name, opcode_info[then].name);
+        why = why_text;
+      } else {
+        why = check_operand(vm, proto, op, operand, d, next, why_text, sizeof why_text);
       }
       if (!why && d - pops < 1) why = "a stack underflow";
       if (!why && d + effect > proto->max_slots) why = "a stack deeper than the frame's slots";
@@ -127,7 +134,7 @@ bool verify_proto(VM *vm, const ObjProto *proto, bool top_level, char *error, si
       break;
     }
     int after = d + effect;
-    int targets[2] = {op == OP_RETURN || op == OP_JUMP ? -1 : next, jump};
+    int targets[2] = {opcode_info[op].flags & OPF_ENDS ? -1 : next, jump};
     for (int t = 0; t < 2 && ok; t++) {
       int target = targets[t];
       if (target < 0) continue;

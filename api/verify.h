@@ -22,9 +22,4 @@
  * offset N", is written to `error` and false returned. */
 bool verify_proto(VM *vm, const ObjProto *proto, bool top_level, char *error, size_t size);
 
-/* The values `op` pops and its net stack effect, given its operand; false
- * when the opcode table leaves them to the operand and the verifier does
- * not know how (so a new opcode cannot slip through unchecked). */
-bool verify_stack_effect(uint8_t op, int operand, int *pops, int *effect);
-
 #endif

@@ -73,35 +73,24 @@ static void adjust_depth(Compiler *c, int effect) {
 
 static void emit_byte(Compiler *c, uint8_t byte) { chunk_write(chunk(c), byte, c->line); }
 
-/* Emit an opcode whose stack effect is fixed in the table. */
-static void emit_op(Compiler *c, OpCode op) {
+/* Emit `op` and its operand (none if the table gives it none), tracking
+ * the stack depth by the table's pops and pushes for that operand. */
+static void emit(Compiler *c, OpCode op, int operand) {
+  int width = opcode_info[op].width;
   emit_byte(c, (uint8_t)op);
-  adjust_depth(c, opcode_info[op].stack_effect);
+  if (width == 2) emit_byte(c, (uint8_t)(operand >> 8));
+  if (width >= 1) emit_byte(c, (uint8_t)operand);
+  adjust_depth(c, opcode_effect((uint8_t)op, operand));
 }
 
-static void emit_u8(Compiler *c, OpCode op, int operand) {
-  emit_op(c, op);
-  emit_byte(c, (uint8_t)operand);
-}
-
-static void emit_u16(Compiler *c, OpCode op, int operand) {
-  emit_op(c, op);
-  emit_byte(c, (uint8_t)(operand >> 8));
-  emit_byte(c, (uint8_t)operand);
-}
-
-/* Emit an opcode with a VAR stack effect, computed by the caller. */
-static void emit_var(Compiler *c, OpCode op, int operand, int effect) {
-  emit_byte(c, (uint8_t)op);
-  if (opcode_info[op].operand == OPERAND_U8) emit_byte(c, (uint8_t)operand);
-  adjust_depth(c, effect);
-}
+/* An opcode without an operand. */
+static void emit_op(Compiler *c, OpCode op) { emit(c, op, 0); }
 
 /* Run the action on top as this frame's result. The RETURN after it is
  * reached only when the action is a primitive, which runs in this frame. */
 static void emit_tail_bind(Compiler *c) {
   emit_op(c, OP_TAIL_BIND);
-  emit_var(c, OP_RETURN, 0, -1);
+  emit_op(c, OP_RETURN);
 }
 
 static int make_constant(Compiler *c, Value value, Loc loc) {
@@ -115,11 +104,11 @@ static int make_constant(Compiler *c, Value value, Loc loc) {
 }
 
 static void emit_constant(Compiler *c, Value value, Loc loc) {
-  emit_u16(c, OP_CONST, make_constant(c, value, loc));
+  emit(c, OP_CONST, make_constant(c, value, loc));
 }
 
 static int emit_jump(Compiler *c, OpCode op) {
-  emit_u16(c, op, 0xffff);
+  emit(c, op, 0xffff);
   return chunk(c)->count - 2;
 }
 
@@ -158,7 +147,7 @@ static void end_scope(Compiler *c, int base) {
   for (int i = base; i < c->fn->local_count; i++)
     if (c->fn->locals[i].slot >= 0) dropped++;
   c->fn->local_count = base;
-  if (dropped) emit_var(c, OP_SLIDE, dropped, -dropped);
+  if (dropped) emit(c, OP_SLIDE, dropped);
 }
 
 static int resolve_local(FnState *fn, const char *name) {
@@ -202,17 +191,17 @@ static int global_for(Compiler *c, const char *name) {
 static void compile_name(Compiler *c, const char *name, Loc loc) {
   int slot = resolve_local(c->fn, name);
   if (slot >= 0) {
-    emit_u8(c, OP_GET_LOCAL, slot);
+    emit(c, OP_GET_LOCAL, slot);
     return;
   }
   int upvalue = resolve_upvalue(c, c->fn, name, loc);
   if (upvalue >= 0) {
-    emit_u8(c, OP_GET_UPVALUE, upvalue);
+    emit(c, OP_GET_UPVALUE, upvalue);
     return;
   }
   int global = vm_find_global(c->vm, intern(c, name));
   if (global >= 0) {
-    emit_u16(c, OP_GET_GLOBAL, global);
+    emit(c, OP_GET_GLOBAL, global);
     return;
   }
   error_at(c, loc, "undefined name '%s'", name);
@@ -270,7 +259,7 @@ static void end_fn(Compiler *c, FnState *fn, Loc loc) {
   }
   c->fn = fn->enclosing;
   c->line = loc.line; /* the closure is made where the function is written */
-  if (c->fn) emit_u16(c, OP_CLOSURE, make_constant(c, OBJ_VAL(proto), loc));
+  if (c->fn) emit(c, OP_CLOSURE, make_constant(c, OBJ_VAL(proto), loc));
 }
 
 /* Blocks are named after the function (or top-level value) they appear in. */
@@ -297,7 +286,7 @@ static void compile_lambda(Compiler *c, const Expr *e, const char *name) {
     compile_stmts(c, &e->as.lambda.body->as.block, true, e->as.lambda.body->loc);
   } else {
     compile_expr(c, e->as.lambda.body, true);
-    emit_var(c, OP_RETURN, 0, -1);
+    emit_op(c, OP_RETURN);
   }
   end_fn(c, &fn, e->loc);
 }
@@ -318,7 +307,7 @@ static void compile_stmts(Compiler *c, const NodeList *stmts, bool tail, Loc loc
   if (stmts->count == 0) {
     c->line = loc.line;
     emit_op(c, OP_UNIT);
-    if (tail) emit_var(c, OP_RETURN, 0, -1);
+    if (tail) emit_op(c, OP_RETURN);
     return;
   }
   for (int i = 0; i < stmts->count; i++) {
@@ -334,7 +323,7 @@ static void compile_stmts(Compiler *c, const NodeList *stmts, bool tail, Loc loc
         }
         if (s->kind == STMT_BIND) {
           compile_run(c, s->expr, false);
-          if (makes_labelled(c, s->expr)) emit_u16(c, OP_LABEL_NEW, make_constant(c, OBJ_VAL(intern(c, s->name)), s->loc));
+          if (makes_labelled(c, s->expr)) emit(c, OP_LABEL_NEW, make_constant(c, OBJ_VAL(intern(c, s->name)), s->loc));
         } else {
           compile_expr(c, s->expr, false);
         }
@@ -378,8 +367,8 @@ static void compile_run_form(Compiler *c, const Expr *e, bool tail) {
         declare_local(c, "", e->loc); /* the result, as a hidden local */
         int slot = c->fn->depth - 1;
         compile_expr(c, f, false);
-        emit_u8(c, OP_GET_LOCAL, slot);
-        emit_var(c, OP_CALL, 1, -1);
+        emit(c, OP_GET_LOCAL, slot);
+        emit(c, OP_CALL, 1);
         if (tail) emit_tail_bind(c);
         else emit_op(c, OP_BIND);
       }
@@ -417,7 +406,7 @@ static void compile_run_form(Compiler *c, const Expr *e, bool tail) {
       }
       case EXPR_RETURN:
         compile_expr(c, e->as.ret, false);
-        if (tail) emit_var(c, OP_RETURN, 0, -1);
+        if (tail) emit_op(c, OP_RETURN);
         return;
       case EXPR_CALL: {
         const Builtin *builtin = direct_primitive(c, e);
@@ -425,7 +414,7 @@ static void compile_run_form(Compiler *c, const Expr *e, bool tail) {
           for (int i = 0; i < e->as.call.args.count; i++) compile_expr(c, e->as.call.args.items[i], false);
           c->line = e->loc.line;
           emit_op(c, (OpCode)builtin->op);
-          if (tail) emit_var(c, OP_RETURN, 0, -1);
+          if (tail) emit_op(c, OP_RETURN);
           return;
         }
         if (e->as.call.args.count > MAX_ARGS) break; /* compile_call reports it */
@@ -435,7 +424,7 @@ static void compile_run_form(Compiler *c, const Expr *e, bool tail) {
         compile_expr(c, e->as.call.callee, false);
         for (int i = 0; i < argc; i++) compile_expr(c, e->as.call.args.items[i], false);
         c->line = e->loc.line;
-        emit_var(c, tail ? OP_TAIL_CALL_BIND : OP_CALL_BIND, argc, -argc);
+        emit(c, tail ? OP_TAIL_CALL_BIND : OP_CALL_BIND, argc);
         if (tail) emit_tail_bind(c);
         else emit_op(c, OP_BIND);
         return;
@@ -505,7 +494,7 @@ static void compile_list_part(Compiler *c, const Expr *e, int start, int count) 
   if (count <= MAX_ARGS) {
     for (int i = 0; i < count; i++) compile_expr(c, items->items[start + i], false);
     c->line = e->loc.line;
-    emit_var(c, OP_LIST, count, 1 - count);
+    emit(c, OP_LIST, count);
     return;
   }
   int size = MAX_ARGS;
@@ -537,7 +526,7 @@ static void compile_record(Compiler *c, const Expr *e) {
     compile_expr(c, pairs->items[2 * i + 1], false);
   }
   c->line = e->loc.line;
-  emit_var(c, OP_RECORD, n, 1 - 2 * n);
+  emit(c, OP_RECORD, n);
 }
 
 /* The global a call's callee names, or NULL; reports a wrong argument count. */
@@ -566,14 +555,14 @@ static void compile_call(Compiler *c, const Expr *e, bool tail) {
       /* build the primitive action without a call */
       for (int i = 0; i < argc; i++) compile_expr(c, e->as.call.args.items[i], false);
       c->line = e->loc.line;
-      emit_var(c, OP_ACTION, (int)(info->builtin - builtin_table), 1 - argc);
+      emit(c, OP_ACTION, (int)(info->builtin - builtin_table));
       return;
     }
   }
   compile_expr(c, e->as.call.callee, false);
   for (int i = 0; i < argc; i++) compile_expr(c, e->as.call.args.items[i], false);
   c->line = e->loc.line;
-  emit_var(c, tail ? OP_TAIL_CALL : OP_CALL, argc, -argc);
+  emit(c, tail ? OP_TAIL_CALL : OP_CALL, argc);
 }
 
 static void compile_expr_form(Compiler *c, const Expr *e, bool tail);
@@ -609,7 +598,7 @@ static void compile_expr_form(Compiler *c, const Expr *e, bool tail) {
     case EXPR_FIELD:
       compile_expr(c, e->as.field.object, false);
       c->line = e->loc.line;
-      emit_u16(c, OP_FIELD, make_constant(c, OBJ_VAL(intern(c, e->as.field.name)), e->loc));
+      emit(c, OP_FIELD, make_constant(c, OBJ_VAL(intern(c, e->as.field.name)), e->loc));
       return;
     case EXPR_INDEX:
       compile_expr(c, e->as.index.object, false);
@@ -673,7 +662,7 @@ static void compile_expr_form(Compiler *c, const Expr *e, bool tail) {
       compile_expr(c, e->as.ret, false);
       c->line = e->loc.line;
       const Builtin *pure = builtin_find("pure");
-      emit_var(c, OP_ACTION, (int)(pure - builtin_table), 0);
+      emit(c, OP_ACTION, (int)(pure - builtin_table));
       return;
     }
   }
@@ -719,13 +708,13 @@ ObjClosure *compile_module(VM *vm, const Source *source, const Module *module, D
       c.decl = d->name;
       if (d->kind == DECL_FN) compile_lambda(&c, d->expr, d->name);
       else compile_expr(&c, d->expr, false);
-      emit_u16(&c, OP_DEFINE_GLOBAL, slots[i]);
+      emit(&c, OP_DEFINE_GLOBAL, slots[i]);
     }
   }
   free(slots);
   table_free(&defined);
   emit_op(&c, OP_UNIT);
-  emit_var(&c, OP_RETURN, 0, -1);
+  emit_op(&c, OP_RETURN);
   end_fn(&c, &script, (Loc){1, 1});
   if (diag->errors != errors_before) return NULL;
   ObjClosure *closure = obj_closure(vm, script.proto, 0);

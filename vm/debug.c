@@ -51,41 +51,42 @@ int debug_instruction(Buffer *out, const ObjProto *proto, int offset, const VM *
   bool same_line = offset > 0 && chunk->lines[offset] == chunk->lines[offset - 1];
   if (same_line) buf_printf(out, "  %04d    |  %-15s", offset, info->name);
   else buf_printf(out, "  %04d %4d  %-15s", offset, chunk->lines[offset], info->name);
-  int operand = -1;
   if (offset + opcode_size(op) > chunk->count) {
     buf_printf(out, " <truncated>\n");
     return chunk->count;
   }
-  if (info->operand == OPERAND_U8) operand = chunk->code[offset + 1];
-  if (info->operand == OPERAND_U16) operand = (chunk->code[offset + 1] << 8) | chunk->code[offset + 2];
-  if (operand >= 0) buf_printf(out, " %5d", operand);
-  switch (op) {
-    case OP_CLOSURE:
-      if (operand < chunk->constants.count && IS_PROTO(chunk->constants.values[operand])) {
-        const ObjProto *inner = AS_PROTO(chunk->constants.values[operand]);
+  int operand = opcode_operand(chunk->code + offset);
+  if (info->width) buf_printf(out, " %5d", operand);
+  /* what the operand names, by its kind */
+  const ValueArray *k = &chunk->constants;
+  switch (info->operand) {
+    case OPERAND_PROTO:
+      if (operand < k->count && IS_PROTO(k->values[operand])) {
+        const ObjProto *inner = AS_PROTO(k->values[operand]);
         buf_printf(out, "    ; %s (%s:%d)", inner->name ? inner->name->chars : "?", inner->file, inner->line);
       }
       break;
-    case OP_GET_GLOBAL:
-    case OP_DEFINE_GLOBAL:
+    case OPERAND_GLOBAL:
+    case OPERAND_DEFINE:
       if (vm && operand < vm->globals.count) buf_printf(out, "    ; %s", vm->global_info[operand].name->chars);
       break;
-    case OP_CONST:
-    case OP_FIELD:
-    case OP_LABEL_NEW:
-      if (operand < chunk->constants.count) {
+    case OPERAND_CONST:
+    case OPERAND_NAME:
+      if (operand < k->count) {
         buf_append(out, "    ; ", 6);
-        value_show(out, chunk->constants.values[operand], true);
+        value_show(out, k->values[operand], true);
       }
       break;
-    case OP_JUMP:
-    case OP_JUMP_IF_FALSE:
-      buf_printf(out, "    ; to %04d", offset + 3 + operand);
+    case OPERAND_JUMP:
+      buf_printf(out, "    ; to %04d", offset + opcode_size(op) + operand);
       break;
-    case OP_ACTION:
+    case OPERAND_BUILTIN:
       if (operand < builtin_count) buf_printf(out, "    ; %s", builtin_table[operand].name);
       break;
-    default:
+    case OPERAND_NONE:
+    case OPERAND_LOCAL:
+    case OPERAND_UPVALUE:
+    case OPERAND_COUNT:
       break;
   }
   buf_append(out, "\n", 1);

@@ -6,31 +6,76 @@
 #include <stdint.h>
 
 typedef enum {
-#define OPCODE(name, operand, pops, effect, where, doc) OP_##name,
+#define OPCODE(name, operand, pops, pushes, flags, doc) OP_##name,
 #include "opcodes.def"
 #undef OPCODE
   OP_COUNT
 } OpCode;
 
-/* Operand shapes. */
-typedef enum { OPERAND_NONE = 0, OPERAND_U8 = 1, OPERAND_U16 = 2 } OperandShape;
+/* What an operand names (opcodes.def lists them); its width follows. */
+typedef enum {
+  OPERAND_NONE,
+  OPERAND_LOCAL,
+  OPERAND_UPVALUE,
+  OPERAND_COUNT,
+  OPERAND_BUILTIN,
+  OPERAND_CONST,
+  OPERAND_NAME,
+  OPERAND_PROTO,
+  OPERAND_GLOBAL,
+  OPERAND_DEFINE,
+  OPERAND_JUMP
+} OperandKind;
 
-/* Marks a stack effect that depends on the operand. */
-#define STACK_EFFECT_VAR 0x7fff
+/* Flags. */
+#define OPF_ENDS        1u  /* control never falls through          */
+#define OPF_VM_ONLY     2u  /* only in the VM's own prototypes      */
+#define OPF_THEN_BIND   4u  /* a BIND must follow                   */
+#define OPF_THEN_RETURN 8u  /* a RETURN must follow                 */
+
+/* A pop or push count the handler decides (the VM's own code only). */
+#define OPCODE_VAR 0x7fff
 
 typedef struct {
-  const char *name;      /* "BIND", as in the table           */
-  OperandShape operand;  /* also the operand's width in bytes */
-  int pops;              /* values read from the stack, or STACK_EFFECT_VAR */
-  int stack_effect;      /* or STACK_EFFECT_VAR               */
-  bool vm_only;          /* only in the VM's own prototypes   */
-  const char *doc;       /* one-line semantics                */
+  const char *name;      /* "BIND", as in the table                   */
+  OperandKind operand;
+  int width;             /* operand bytes: 0, 1 or 2                  */
+  const char *pops;      /* the formulas as the table writes them     */
+  const char *pushes;
+  unsigned flags;        /* OPF_*                                     */
+  const char *doc;       /* one-line semantics                        */
 } OpInfo;
 
 /* Indexed by OpCode. */
 extern const OpInfo opcode_info[OP_COUNT];
 
 /* Bytes taken by the instruction starting with `op` (1 + operand width). */
-static inline int opcode_size(uint8_t op) { return 1 + (int)opcode_info[op].operand; }
+static inline int opcode_size(uint8_t op) { return 1 + opcode_info[op].width; }
+
+/* The operand of the instruction at `code` (0 when it has none); the
+ * instruction must be whole. */
+static inline int opcode_operand(const uint8_t *code) {
+  switch (opcode_info[code[0]].width) {
+    case 1: return code[1];
+    case 2: return (code[1] << 8) | code[2];
+    default: return 0;
+  }
+}
+
+/* The values `op` with operand `operand` pops and then pushes, from the
+ * table's formulas; OPCODE_VAR when the handler decides. An ACTION of a
+ * builtin that builds no action pops OPCODE_VAR. */
+int opcode_pops(uint8_t op, int operand);
+int opcode_pushes(uint8_t op, int operand);
+
+/* pushes - pops, or OPCODE_VAR. */
+static inline int opcode_effect(uint8_t op, int operand) {
+  int pops = opcode_pops(op, operand), pushes = opcode_pushes(op, operand);
+  return pops == OPCODE_VAR || pushes == OPCODE_VAR ? OPCODE_VAR : pushes - pops;
+}
+
+/* NULL when every action builtin's opcode pops as many values as the
+ * builtin takes; otherwise what is wrong (a defect of the tables). */
+const char *opcode_check_builtins(void);
 
 #endif

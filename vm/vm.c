@@ -102,6 +102,11 @@ static ObjClosure *make_or_else(VM *vm) {
 static ObjClosure *make_resume(VM *vm) { return INTERNAL(vm, "<continuation>", 3, -1, 0, OP_BIND, OP_RESUME); }
 
 VM *vm_create(const VMConfig *config) {
+  const char *defect = opcode_check_builtins();
+  if (defect) { /* the tables disagree: nothing could run right */
+    fprintf(stderr, "simvm: internal error: %s (vm/builtins.def, vm/opcodes.def)\n", defect);
+    abort();
+  }
   VM *vm = xrealloc(NULL, sizeof *vm);
   memset(vm, 0, sizeof *vm);
   vm->config = *config;

@@ -110,23 +110,6 @@ static void test_cut_off_instruction(void **state) {
   assert_verdict(vm, FN(OP_UNIT, OP_CONST, 0), "f (t.sim:1): an instruction cut off by the end of the code at offset 1");
 }
 
-/* Every opcode a file may use has a stack effect the verifier knows; the
- * guard against one it does not know is for opcodes added later. */
-static void test_stack_effects_known(void **state) {
-  (void)state;
-  for (int op = 0; op < OP_COUNT; op++) {
-    int pops, effect;
-    bool known = verify_stack_effect((uint8_t)op, 0, &pops, &effect);
-    if (!opcode_info[op].vm_only && !known) fail_msg("no stack effect for %s", opcode_info[op].name);
-    if (known) assert_true(pops >= 0 && pops < 1000 && effect > -1000 && effect < 1000);
-  }
-  int pops, effect;
-  assert_false(verify_stack_effect(OP_RUN_CALL, 0, &pops, &effect));
-  assert_true(verify_stack_effect(OP_RECORD, 3, &pops, &effect));
-  assert_int_equal(pops, 6);
-  assert_int_equal(effect, -5);
-}
-
 static void test_call_bind_then_bind(void **state) {
   VM *vm = ((UnitVM *)*state)->vm;
   assert_verdict(vm, FN(OP_GET_LOCAL, 1, OP_CALL_BIND, 0, OP_RETURN), "f (t.sim:1): CALL_BIND not followed by BIND at offset 2");
@@ -296,7 +279,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       T(test_valid_function),          T(test_slots_hold_parameters),    T(test_block_has_no_parameters),
       T(test_top_level_captures_nothing), T(test_no_code),              T(test_unknown_opcode),
-      T(test_vm_only_opcode),          T(test_cut_off_instruction),      cmocka_unit_test(test_stack_effects_known),
+      T(test_vm_only_opcode),          T(test_cut_off_instruction),      
       T(test_call_bind_then_bind),     T(test_tail_bind_then_return),    T(test_action_of_an_action),
       T(test_constants),               T(test_closure_of_a_prototype),   T(test_captures_against_the_stack),
       T(test_captures_of_upvalues),    T(test_field_of_a_name),          T(test_locals_on_the_stack),
