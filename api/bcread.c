@@ -137,15 +137,6 @@ static ObjProto *get_proto(Reader *r, bool top_level) {
   return proto;
 }
 
-/* A file that begins with the signature's seven letters and either ends
- * before its eighth byte or has the NUL there is bytecode (a short one is
- * then reported as truncated, not parsed as a script); a script may still
- * begin with the name SIMVMBC followed by anything else. */
-bool bytecode_is(const uint8_t *data, size_t size) {
-  size_t n = size < 8 ? size : 8;
-  return size >= 7 && memcmp(data, BYTECODE_MAGIC, n) == 0;
-}
-
 SimStatus bytecode_load(VM *vm, const char *name, const uint8_t *data, size_t size) {
   Reader r = {vm, name, data, data + size, {0}, 0};
   vm->gc_paused++;
@@ -154,11 +145,11 @@ SimStatus bytecode_load(VM *vm, const char *name, const uint8_t *data, size_t si
   else if (size < 8) snprintf(r.error, sizeof r.error, "the file is truncated");
   if (!r.error[0]) {
     r.p += 8;
-    uint32_t version = (uint32_t)get(&r, 2);
+    uint32_t version = (uint32_t)get(&r, 4);
     uint32_t opt_level = (uint32_t)get(&r, 1);
-    if (!r.error[0] && version != BYTECODE_VERSION)
-      snprintf(r.error, sizeof r.error, "format version %u, this simvm reads version %d (recompile it with simc)", version,
-               BYTECODE_VERSION);
+    if (!r.error[0] && version != bytecode_version())
+      snprintf(r.error, sizeof r.error, "format version %08x, this simvm reads version %08x (recompile it with simc)",
+               version, bytecode_version());
     else if (!r.error[0] && opt_level > 1)
       snprintf(r.error, sizeof r.error, "optimisation level %u is neither 0 nor 1", opt_level);
   }

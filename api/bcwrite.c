@@ -9,10 +9,6 @@
 #include "bytecode.h"
 
 static void put_u8(FILE *out, uint8_t v) { fputc(v, out); }
-static void put_u16(FILE *out, uint16_t v) {
-  put_u8(out, (uint8_t)v);
-  put_u8(out, (uint8_t)(v >> 8));
-}
 static void put_u32(FILE *out, uint32_t v) {
   for (int i = 0; i < 4; i++) put_u8(out, (uint8_t)(v >> (8 * i)));
 }
@@ -66,7 +62,7 @@ static void put_proto(FILE *out, const ObjProto *proto) {
 
 bool bytecode_write(VM *vm, FILE *out) {
   fwrite(BYTECODE_MAGIC, 1, 8, out);
-  put_u16(out, BYTECODE_VERSION);
+  put_u32(out, bytecode_version());
   put_u8(out, vm->optimize ? 1 : 0);
   put_u32(out, (uint32_t)builtin_count);
   for (int i = 0; i < builtin_count; i++) {

@@ -2,7 +2,7 @@
  *
  * Layout, little-endian; every string is a u32 length and its bytes:
  *
- *   "SIMVMBC\0"  u16 version  u8 opt_level
+ *   "SIMVMBC\0"  u32 version  u8 opt_level
  *   u32 n, n x (string name, u8 arity)          the builtins, in table order
  *   u32 n, n x (string name, i32 arity, string file, i32 line)   the globals
  *   u32 n, n x (string key, proto)               the modules, in load order
@@ -25,7 +25,18 @@
 #include "../vm/state.h"
 
 #define BYTECODE_MAGIC "SIMVMBC"   /* 8 bytes with its NUL */
-#define BYTECODE_VERSION 1
+
+/* The revision of the layout above, to change with what bcread.c and
+ * bcwrite.c read and write; part of the version. */
+#define BYTECODE_LAYOUT 2
+
+/* The format version: a hash (FNV-1a) of BYTECODE_LAYOUT and of the two
+ * tables the code depends on, in order: every opcode's name, operand kind,
+ * pops, pushes and flags (vm/opcodes.def), every builtin's name, arity and
+ * opcode (vm/builtins.def). Adding, removing, moving or reshaping any of
+ * them changes it, so a file compiled by another simvm is refused
+ * ("recompile it with simc") without anyone bumping a number. */
+uint32_t bytecode_version(void);
 
 /* Write the loaded program (prelude, imports, script) to `out`; false on a
  * write error. */
