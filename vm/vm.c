@@ -36,48 +36,86 @@ static void define_builtins(VM *vm) {
   }
 }
 
-/* ---- the VM's own code ---- */
+/* ---- the VM's own code: a tiny assembler ---- */
 
-/* A closure of the VM's own code: `code` is raw bytecode; `handler` is the
- * offset of its exception handler (or -1), which starts with the stack
- * `handler_depth` deep and the exception pushed. */
-static ObjClosure *internal(VM *vm, const char *name, int max_slots, const uint8_t *code, int length, int handler,
-                            int handler_depth) {
+/* The places the VM's own code names: where a prototype's exception
+ * handler starts, and the ends of atomically's loop over traceTVar calls. */
+typedef enum { L_HANDLER, L_TRACE, L_DONE, LABEL_COUNT } Label;
+
+/* One line of assembly: an opcode and its operand (none if the opcode
+ * table gives it none), or a label placed here. */
+typedef struct {
+  int op;           /* an OpCode, or -1 - label */
+  int operand;
+} Insn;
+
+#define OP(name) {OP_##name, 0}
+#define OP1(name, operand) {OP_##name, (operand)}
+#define LABEL(l) {-1 - (l), 0}
+#define HANDLER LABEL(L_HANDLER)
+
+/* Append `op` and its operand at line 0 (the VM's own code has no line). */
+static void emit(Chunk *chunk, OpCode op, int operand) {
+  int width = opcode_info[op].width;
+  chunk_write(chunk, (uint8_t)op, 0);
+  if (width == 2) chunk_write(chunk, (uint8_t)(operand >> 8), 0);
+  if (width >= 1) chunk_write(chunk, (uint8_t)operand, 0);
+}
+
+/* A closure of the VM's own code, `slots` deep: the instructions with the
+ * labels' offsets stored in `at` (-1 for those not placed). The handler,
+ * if placed, starts with the stack `handler_depth` deep and the exception
+ * pushed. */
+static ObjClosure *assemble(VM *vm, const char *name, int slots, int handler_depth, const Insn *code, int n,
+                            int at[LABEL_COUNT]) {
   ObjProto *proto = obj_proto(vm, PROTO_INTERNAL, "<vm>", 0);
   proto->name = obj_cstring(vm, name);
-  proto->max_slots = max_slots;
-  for (int i = 0; i < length; i++) chunk_write(&proto->chunk, code[i], 0);
-  proto->handler = handler;
-  proto->handler_depth = handler_depth;
+  proto->max_slots = slots;
+  for (int l = 0; l < LABEL_COUNT; l++) at[l] = -1;
+  for (int i = 0; i < n; i++) {
+    if (code[i].op < 0) at[-1 - code[i].op] = proto->chunk.count;
+    else emit(&proto->chunk, (OpCode)code[i].op, code[i].operand);
+  }
+  proto->handler = at[L_HANDLER];
+  proto->handler_depth = at[L_HANDLER] >= 0 ? handler_depth : 0;
   return obj_closure(vm, proto, 0);
 }
 
-#define INTERNAL(vm, name, slots, handler, depth, ...)                                             \
-  internal((vm), (name), (slots), (const uint8_t[]){__VA_ARGS__},                                  \
-           (int)sizeof((const uint8_t[]){__VA_ARGS__}), (handler), (depth))
+#define ASSEMBLE(vm, name, slots, handler_depth, at, ...)                                              \
+  assemble((vm), (name), (slots), (handler_depth), (const Insn[]){__VA_ARGS__},                        \
+           (int)(sizeof((const Insn[]){__VA_ARGS__}) / sizeof(Insn)), (at))
 
 /* Every thread's base frame: slot 0 holds the thread's action. */
-static ObjClosure *make_entry(VM *vm) { return INTERNAL(vm, "<thread>", 2, -1, 0, OP_BIND, OP_THREAD_EXIT); }
+static ObjClosure *make_entry(VM *vm) {
+  int at[LABEL_COUNT];
+  return ASSEMBLE(vm, "<thread>", 2, 0, at, OP(BIND), OP(THREAD_EXIT));
+}
 
 /* timeout(d, act): slots 0 and 1 hold d and act, slot 2 the armed timeout. */
 static ObjClosure *make_timeout(VM *vm) {
-  return INTERNAL(vm, "timeout", 5, 6, 3, OP_TIMEOUT_ARM, OP_GET_LOCAL, 1, OP_BIND, OP_TIMEOUT_DISARM, OP_RETURN,
-                  /* 6: handler */ OP_TIMEOUT_CATCH);
+  int at[LABEL_COUNT];
+  return ASSEMBLE(vm, "timeout", 5, 3, at,
+                  OP(TIMEOUT_ARM), OP1(GET_LOCAL, 1), OP(BIND), OP(TIMEOUT_DISARM), OP(RETURN),
+                  HANDLER, OP(TIMEOUT_CATCH));
 }
 
 /* catch(act, handler): slots 0 and 1 hold them; the handler's code starts
  * with the exception in slot 2, and runs handler(e) under WITH_MASK. */
 static ObjClosure *make_catch(VM *vm) {
-  return INTERNAL(vm, "catch", 6, 4, 2, OP_GET_LOCAL, 0, OP_BIND, OP_RETURN,
-                  /* 4: handler */ OP_CATCH_HANDLER, OP_GET_LOCAL, 1, OP_GET_LOCAL, 2, OP_CALL, 1, OP_WITH_MASK,
-                  OP_RETURN);
+  int at[LABEL_COUNT];
+  return ASSEMBLE(vm, "catch", 6, 2, at,
+                  OP1(GET_LOCAL, 0), OP(BIND), OP(RETURN),
+                  HANDLER, OP(CATCH_HANDLER), OP1(GET_LOCAL, 1), OP1(GET_LOCAL, 2), OP1(CALL, 1), OP(WITH_MASK),
+                  OP(RETURN));
 }
 
 /* withMaskingState(state, act): slot 0 the state (an int), slot 1 the
  * action, slot 2 the state to restore. */
 static ObjClosure *make_mask(VM *vm) {
-  return INTERNAL(vm, "withMaskingState", 5, 6, 3, OP_MASK_PUSH, OP_GET_LOCAL, 1, OP_BIND, OP_MASK_POP, OP_RETURN,
-                  /* 6: handler */ OP_MASK_UNWIND);
+  int at[LABEL_COUNT];
+  return ASSEMBLE(vm, "withMaskingState", 5, 3, at,
+                  OP(MASK_PUSH), OP1(GET_LOCAL, 1), OP(BIND), OP(MASK_POP), OP(RETURN),
+                  HANDLER, OP(MASK_UNWIND));
 }
 
 /* atomically(stm): slot 0 the transaction, slot 1 its result, slot 2 the
@@ -86,20 +124,38 @@ static ObjClosure *make_mask(VM *vm) {
  * back; then the thread yields and RETURNs. The handler sees the exception
  * in slot 1. */
 static ObjClosure *make_atomically(VM *vm) {
-  return INTERNAL(vm, "atomically", 8, 10, 1, OP_TX_BEGIN, OP_GET_LOCAL, 0, OP_BIND, OP_TX_COMMIT,
-                  /* 5: */ OP_TX_TRACE, OP_CALL, 2, OP_TX_TRACED, OP_RETURN,
-                  /* 10: handler */ OP_TX_ABORT);
+  int at[LABEL_COUNT];
+  ObjClosure *closure = ASSEMBLE(vm, "atomically", 8, 1, at,
+                                 OP(TX_BEGIN), OP1(GET_LOCAL, 0), OP(BIND), OP(TX_COMMIT),
+                                 LABEL(L_TRACE), OP(TX_TRACE), OP1(CALL, 2), OP(TX_TRACED),
+                                 LABEL(L_DONE), OP(RETURN),
+                                 HANDLER, OP(TX_ABORT));
+  /* interp.c's TX_TRACE and TX_TRACED move ip by fixed distances: to the
+   * RETURN when no call is left (3 bytes on from the TX_TRACE just read),
+   * and back to TX_TRACE (4 bytes back from past TX_TRACED) */
+  if (at[L_DONE] - at[L_TRACE] != 4) {
+    fprintf(stderr, "simvm: internal error: atomically's trace loop is %d bytes, interp.c expects 4\n",
+            at[L_DONE] - at[L_TRACE]);
+    abort();
+  }
+  return closure;
 }
 
 /* orElse(a, b): slots 0 and 1 the branches, slot 2 the undo-log mark. */
 static ObjClosure *make_or_else(VM *vm) {
-  return INTERNAL(vm, "orElse", 6, 5, 3, OP_TX_MARK, OP_GET_LOCAL, 0, OP_BIND, OP_RETURN,
-                  /* 5: handler */ OP_OR_ELSE_CATCH, OP_GET_LOCAL, 1, OP_BIND, OP_RETURN);
+  int at[LABEL_COUNT];
+  return ASSEMBLE(vm, "orElse", 6, 3, at,
+                  OP(TX_MARK), OP1(GET_LOCAL, 0), OP(BIND), OP(RETURN),
+                  HANDLER, OP(OR_ELSE_CATCH), OP1(GET_LOCAL, 1), OP(BIND), OP(RETURN));
 }
 
 /* -O0's heap continuations: slot 0 holds the continuation; the bound action
- * runs as if this frame had bound it, then RESUME rebuilds the frame. */
-static ObjClosure *make_resume(VM *vm) { return INTERNAL(vm, "<continuation>", 3, -1, 0, OP_BIND, OP_RESUME); }
+ * runs as if this frame had bound it, then RESUME rebuilds the frame (the
+ * interpreter resumes such a frame just past the BIND, at offset 1). */
+static ObjClosure *make_resume(VM *vm) {
+  int at[LABEL_COUNT];
+  return ASSEMBLE(vm, "<continuation>", 3, 0, at, OP(BIND), OP(RESUME));
+}
 
 VM *vm_create(const VMConfig *config) {
   const char *defect = opcode_check_builtins();
@@ -175,12 +231,6 @@ static ObjClosure *boot_closure(VM *vm, const char *name, const Chunk *code) {
   return obj_closure(vm, proto, 0);
 }
 
-static void emit_u16(Chunk *chunk, OpCode op, int operand) {
-  chunk_write(chunk, (uint8_t)op, 0);
-  chunk_write(chunk, (uint8_t)(operand >> 8), 0);
-  chunk_write(chunk, (uint8_t)operand, 0);
-}
-
 /* The action a run's main thread starts with: `main` itself when it is an
  * action, or a closure that calls `fn main()` and runs what it returns.
  * Found after the load, since main is a top-level value. False (reported)
@@ -205,11 +255,10 @@ static Value main_action(VM *vm, int index) {
   if (vm->global_info[index].arity < 0) return vm->globals.values[index];
   Chunk code;
   chunk_init(&code);
-  emit_u16(&code, OP_GET_GLOBAL, index);
-  chunk_write(&code, OP_CALL, 0);
-  chunk_write(&code, 0, 0);
-  chunk_write(&code, OP_TAIL_BIND, 0);
-  chunk_write(&code, OP_RETURN, 0);
+  emit(&code, OP_GET_GLOBAL, index);
+  emit(&code, OP_CALL, 0);
+  emit(&code, OP_TAIL_BIND, 0);
+  emit(&code, OP_RETURN, 0);
   return OBJ_VAL(boot_closure(vm, "<boot>", &code));
 }
 
@@ -253,12 +302,12 @@ static SimStatus load_program(VM *vm) {
   Chunk code;
   chunk_init(&code);
   for (int i = vm->modules_run; i < vm->module_inits.count; i++) {
-    emit_u16(&code, OP_CONST, chunk_add_constant(&code, vm->module_inits.values[i]));
-    chunk_write(&code, OP_BIND, 0);
-    chunk_write(&code, OP_POP, 0);
+    emit(&code, OP_CONST, chunk_add_constant(&code, vm->module_inits.values[i]));
+    emit(&code, OP_BIND, 0);
+    emit(&code, OP_POP, 0);
   }
-  chunk_write(&code, OP_UNIT, 0);
-  chunk_write(&code, OP_RETURN, 0);
+  emit(&code, OP_UNIT, 0);
+  emit(&code, OP_RETURN, 0);
   vm->gc_paused++;
   ObjClosure *load = boot_closure(vm, "<load>", &code);
   vm->gc_paused--;

@@ -11,6 +11,8 @@
 
 #include "unit.h"
 
+#include "debug.h"
+
 static void test_config_defaults(void **state) {
   (void)state;
   VMConfig config;
@@ -418,12 +420,52 @@ static void test_sandbox(void **state) {
   }
 }
 
+/* The VM's own prototypes, assembled with labels (vm/vm.c): each handler
+ * starts at its handler opcode, each prototype ends where control does,
+ * and the listing of one reads as written. */
+static void test_own_prototypes(void **state) {
+  UnitVM *u = *state;
+  VM *vm = u->vm;
+  const struct { ObjClosure *closure; OpCode handler; } own[] = {
+      {vm->timeout_closure, OP_TIMEOUT_CATCH},   {vm->catch_closure, OP_CATCH_HANDLER},
+      {vm->mask_closure, OP_MASK_UNWIND},        {vm->atomically_closure, OP_TX_ABORT},
+      {vm->or_else_closure, OP_OR_ELSE_CATCH},   {vm->prelude_catch, OP_CATCH_HANDLER},
+      {vm->prelude_mask, OP_MASK_UNWIND},        {vm->prelude_atomically, OP_TX_ABORT},
+  };
+  for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
+    const ObjProto *proto = own[i].closure->proto;
+    assert_int_equal(proto->kind, PROTO_INTERNAL);
+    assert_true(proto->handler > 0 && proto->handler < proto->chunk.count);
+    assert_int_equal(proto->chunk.code[proto->handler], own[i].handler);
+    /* the instruction before the handler ends the body */
+    int last = 0;
+    for (int at = 0; at < proto->handler; at += opcode_size(proto->chunk.code[at])) last = at;
+    assert_int_equal(proto->chunk.code[last], OP_RETURN);
+  }
+  assert_int_equal(vm->entry_closure->proto->handler, -1);
+  assert_int_equal(vm->resume_closure->proto->handler, -1);
+  Buffer out;
+  buf_init(&out);
+  debug_list_proto(&out, vm->timeout_closure->proto, NULL);
+  assert_text_equal(buf_text(&out),
+                    "internal timeout (<vm>:0): 0 params, 5 slots, 0 upvalues, 0 constants, 7 bytes\n"
+                    "  0000    0  TIMEOUT_ARM    \n"
+                    "  0001    |  GET_LOCAL           1\n"
+                    "  0003    |  BIND           \n"
+                    "  0004    |  TIMEOUT_DISARM \n"
+                    "  0005    |  RETURN         \n"
+                    "  0006    |  TIMEOUT_CATCH  \n"
+                    "\n");
+  buf_free(&out);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_config_defaults),
       cmocka_unit_test(test_runs_are_fresh),
       cmocka_unit_test(test_no_callbacks),
       cmocka_unit_test_setup_teardown(test_fresh_vm_state, unit_setup_vm, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_own_prototypes, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test(test_say_callback_shape),
       cmocka_unit_test(test_trace_format),
       cmocka_unit_test(test_args),
