@@ -33,43 +33,56 @@ static const char *check_captures(const ObjProto *proto, const ObjProto *inner, 
   return NULL;
 }
 
+/* `format` with the opcode's name, in `why`. */
+static const char *named(char *why, size_t size, const char *format, const char *name) {
+  snprintf(why, size, format, name);
+  return why;
+}
+
 /* Why the operand of `op` (`operand`, at an instruction where the stack is
- * `depth` deep and the code `n` bytes long, the next instruction at
- * `next`) is wrong, or NULL: each operand kind of the opcode table has its
- * rule here, so a new opcode needs none of its own. */
+ * `depth` deep, the next instruction at `next`) is wrong, or NULL: each
+ * operand kind of the opcode table has its rules here, so a new opcode
+ * needs none of its own. */
 static const char *check_operand(const VM *vm, const ObjProto *proto, uint8_t op, int operand, int depth, int next,
                                  char *why, size_t size) {
-  const OpInfo *info = &opcode_info[op];
+  const char *name = opcode_info[op].name;
   const ValueArray *k = &proto->chunk.constants;
-  int n = proto->chunk.count;
-  switch (info->operand) {
+  switch (opcode_info[op].operand) {
     case OPERAND_NONE:
-    case OPERAND_COUNT: return NULL;
-    case OPERAND_LOCAL: return operand < depth ? NULL : "a local slot beyond the stack";
-    case OPERAND_UPVALUE: return operand < proto->upvalue_count ? NULL : "an upvalue out of range";
-    case OPERAND_GLOBAL: return operand < vm->globals.count ? NULL : "a global out of range";
+    case OPERAND_COUNT:
+      break;
+    case OPERAND_LOCAL:
+      if (operand >= depth) return "a local slot beyond the stack";
+      break;
+    case OPERAND_UPVALUE:
+      if (operand >= proto->upvalue_count) return "an upvalue out of range";
+      break;
+    case OPERAND_GLOBAL:
+      if (operand >= vm->globals.count) return "a global out of range";
+      break;
     case OPERAND_DEFINE:
       if (operand >= vm->globals.count) return "a global out of range";
-      return operand < builtin_count ? "a definition of a builtin" : NULL;
-    case OPERAND_JUMP: return next + operand > n ? "a jump off the end of the code" : NULL;
+      if (operand < builtin_count) return "a definition of a builtin";
+      break;
+    case OPERAND_JUMP:
+      if (next + operand > proto->chunk.count) return "a jump off the end of the code";
+      break;
     case OPERAND_BUILTIN:
-      if (operand < builtin_count && builtin_table[operand].op >= 0) return NULL;
-      snprintf(why, size, "%s of a builtin that is not an action", info->name);
-      return why;
+      if (operand >= builtin_count || builtin_table[operand].op < 0)
+        return named(why, size, "%s of a builtin that is not an action", name);
+      break;
     case OPERAND_CONST:
       if (operand >= k->count) return "a constant out of range";
-      if (!IS_PROTO(k->values[operand])) return NULL;
-      snprintf(why, size, "%s of a prototype (only CLOSURE may use one)", info->name);
-      return why;
+      if (IS_PROTO(k->values[operand])) return named(why, size, "%s of a prototype (only CLOSURE may use one)", name);
+      break;
     case OPERAND_NAME:
-      if (operand < k->count && IS_STRING(k->values[operand])) return NULL;
-      snprintf(why, size, "%s of a constant that is not a name", info->name);
-      return why;
+      if (operand >= k->count || !IS_STRING(k->values[operand]))
+        return named(why, size, "%s of a constant that is not a name", name);
+      break;
     case OPERAND_PROTO:
-      if (operand < k->count && IS_PROTO(k->values[operand]))
-        return check_captures(proto, AS_PROTO(k->values[operand]), depth, why, size);
-      snprintf(why, size, "%s of a constant that is not a prototype", info->name);
-      return why;
+      if (operand >= k->count || !IS_PROTO(k->values[operand]))
+        return named(why, size, "%s of a constant that is not a prototype", name);
+      return check_captures(proto, AS_PROTO(k->values[operand]), depth, why, size);
   }
   return NULL;
 }
