@@ -1,19 +1,36 @@
 #!/bin/bash
-# Script tests: every tests/lang/**/*.sim and examples/*.sim (but the
-# modules in directories named imports, which other tests import) states what it
-# expects in comments:
-#   -- expect: TEXT           the next line of stdout (exact; order matters)
-#   -- expect-stderr: TEXT    a line that must appear in stderr, in order;
-#                             without any, stderr must be empty
-#   -- expect-exit: N         the exit status (default 0)
-#   -- args: A B ...          the script's arguments
-#   -- flags: F ...           extra simvm options (e.g. --trace, --result)
+# Script tests: every tests/lang/**/*.sim, examples/*.sim and
+# bench/compute/*.sim (but the modules in directories named imports, which
+# other tests import) states what it expects in comments. An expectation is
+# a comment on the line of the statement that produces it, or on a line of
+# its own; either way they are read in file order:
+#   say(x)  -- expect: TEXT            the next line of stdout
+#   f(0)    -- expect runtime error: MSG
+#                                      the next line of stderr is
+#                                      "FILE:LINE: runtime error: MSG",
+#                                      LINE being this comment's line
+#   -- expect-stderr: TEXT             the next line of stderr
+# stdout and stderr must be exactly the lines expected, nothing more (no
+# stderr expectation: stderr is empty). On lines of their own:
+#   -- expect-exit: N                  the exit status (default 0)
+#   -- args: A B ...                   the script's arguments
+#   -- flags: F ...                    extra simvm options (e.g. --trace)
+#   -- gc-stress: skip REASON          leave it out of the --gc-stress pass
+#   -- gc-stress-limit: S              that pass's time limit for it
 # Each script runs from its own directory (so messages name it plainly),
-# under a 10 s limit, with both dispatch loops (computed goto and switch)
-# and with -O0; all must print the same. Then every script runs twice with
-# --trace: the traces must be byte-identical, and equal under -O0.
-# usage: run_scripts.sh SIMVM SIMVM_SWITCH
+# under a 10 s limit, with both dispatch loops (computed goto and switch),
+# with -O0 and compiled to a bytecode file; all must print the same. Then
+# every script runs twice with --trace: the traces must be byte-identical,
+# and equal under -O0. Last, io-sim's benchmark programs (bench/seed) must
+# print exactly what io-sim's do, and their traces hold.
+#
+# With --gc-stress (make asan) each script instead runs once with
+# SIMVM_GC_STRESS=1, the collector running at every allocation, and must
+# meet the same expectations, under a limit of 60 s (or its own).
+# usage: run_scripts.sh [--gc-stress] SIMVM SIMVM_SWITCH
 set -u
+gc_stress=false
+if [ "${1:-}" = --gc-stress ]; then gc_stress=true; shift; fi
 simvm=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 simvm_switch=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 simc=$(dirname "$simvm")/simc
@@ -38,6 +55,35 @@ run() {
 
 field() { sed -n "s/^-- $1: \{0,1\}//p" "$2"; }
 
+# The expected stdout and stderr of the script at $1, shown as $2 in its
+# messages, into $tmp/expected and $tmp/expected_err.
+expectations() {
+  awk -v name="$2" -v out="$tmp/expected" -v err="$tmp/expected_err" '
+    BEGIN { printf "" > out; printf "" > err }
+    match($0, /-- expect(-stderr| runtime error)?:( |$)/) {
+      tag = substr($0, RSTART, RLENGTH)
+      text = substr($0, RSTART + RLENGTH)
+      if (tag ~ /-stderr/) print text > err
+      else if (tag ~ /runtime error/) print name ":" NR ": runtime error: " text > err
+      else print text > out
+    }' "$1"
+}
+
+# Whether the output of the last run is exactly what $tmp/expected and
+# $tmp/expected_err say; if not, counts the failure of $1 and shows it.
+meets_expectations() {
+  if ! cmp -s "$tmp/out" "$tmp/expected"; then
+    fail "$1" "stdout differs (expected vs actual):"
+    diff "$tmp/expected" "$tmp/out" | head -10 | sed 's/^/    /'
+    return 1
+  fi
+  if ! cmp -s "$tmp/err" "$tmp/expected_err"; then
+    fail "$1" "stderr differs (expected vs actual):"
+    diff "$tmp/expected_err" "$tmp/err" | head -10 | sed 's/^/    /'
+    return 1
+  fi
+}
+
 check_script() {
   local path=$1 name=${1#"$root"/}
   local dir file flags args expected_exit
@@ -47,8 +93,24 @@ check_script() {
   args=$(field args "$path")
   expected_exit=$(field expect-exit "$path")
   expected_exit=${expected_exit:-0}
-  field expect "$path" >"$tmp/expected"
-  field expect-stderr "$path" >"$tmp/expected_err"
+  expectations "$path" "$file"
+
+  if $gc_stress; then
+    if [ -n "$(field gc-stress "$path")" ]; then return; fi
+    local limit_here
+    limit_here=$(field gc-stress-limit "$path")
+    # shellcheck disable=SC2086
+    (cd "$dir" && SIMVM_GC_STRESS=1 timeout "${limit_here:-60}" "$simvm" $flags "$file" $args >"$tmp/out" 2>"$tmp/err")
+    local status=$?
+    if [ "$status" = 124 ]; then fail "$name" "timed out after ${limit_here:-60}s with SIMVM_GC_STRESS=1"; return; fi
+    if [ "$status" != "$expected_exit" ]; then
+      fail "$name" "exit status $status with SIMVM_GC_STRESS=1, expected $expected_exit"
+      sed 's/^/    stderr: /' "$tmp/err" | head -5
+      return
+    fi
+    meets_expectations "$name" && passed=$((passed + 1))
+    return
+  fi
 
   # shellcheck disable=SC2086
   run "$simvm" "$dir" $flags "$file" $args
@@ -59,24 +121,7 @@ check_script() {
     sed 's/^/    stderr: /' "$tmp/err" | head -5
     return
   fi
-  if ! cmp -s "$tmp/out" "$tmp/expected"; then
-    fail "$name" "stdout differs (expected vs actual):"
-    diff "$tmp/expected" "$tmp/out" | head -10 | sed 's/^/    /'
-    return
-  fi
-  if [ -s "$tmp/expected_err" ]; then
-    # every expected stderr line, in order, as a subsequence of stderr
-    if ! awk 'NR == FNR { want[n++] = $0; next } i < n && $0 == want[i + 0] { i++ } END { exit (i < n) ? 1 : 0 }' \
-        "$tmp/expected_err" "$tmp/err"; then
-      fail "$name" "stderr lacks expected lines; it was:"
-      sed 's/^/    /' "$tmp/err" | head -10
-      return
-    fi
-  elif [ -s "$tmp/err" ]; then
-    fail "$name" "unexpected stderr:"
-    sed 's/^/    /' "$tmp/err" | head -5
-    return
-  fi
+  meets_expectations "$name" || return
   cp "$tmp/out" "$tmp/reference"
   cp "$tmp/err" "$tmp/reference_err"
 
@@ -124,40 +169,76 @@ while IFS= read -r script; do
   check_script "$script"
 done < <(find "$root/tests/lang" "$root/examples" "$root/bench/compute" -name imports -prune -o -name '*.sim' -print | LC_ALL=C sort)
 
-# io-sim's benchmark programs, with the outputs io-sim gives.
+if $gc_stress; then
+  echo "scripts with SIMVM_GC_STRESS=1: $passed passed, $failed failed"
+  [ "$failed" = 0 ]
+  exit
+fi
+
+# io-sim's benchmark programs print exactly what io-sim's do: a result
+# (--result), or N empty lines (say ""), nothing on stderr.
 seed=$root/bench/seed
+# empty_lines N: N newlines
+empty_lines() { [ "$1" = 0 ] || printf '%*s' "$1" '' | tr ' ' '\n'; }
+# check_seed NAME EXPECTED-STDOUT SIMVM-ARGS...   (EXPECTED "@N": N empty lines)
 check_seed() {
-  local name=$1 expected=$2
+  local name=$1
+  case $2 in
+    @*) empty_lines "${2#@}" >"$tmp/expected" ;;
+    *) printf '%s' "$2" >"$tmp/expected" ;;
+  esac
+  : >"$tmp/expected_err"
   shift 2
   run "$simvm" "$seed" "$@"
   local status=$?
-  local got
-  got="exit=$status lines=$(wc -l <"$tmp/out") bytes=$(wc -c <"$tmp/out") stderr=$(wc -c <"$tmp/err")"
-  if [ "$got" = "$expected" ]; then passed=$((passed + 1)); else fail "bench/seed $name" "$got, expected $expected"; fi
+  if [ "$status" != 0 ]; then fail "bench/seed $name" "exit status $status"; return; fi
+  meets_expectations "bench/seed $name" && passed=$((passed + 1))
 }
-check_seed threadDelay         "exit=0 lines=1 bytes=3 stderr=0" --result threadDelay.sim
-check_seed timeout_fail        "exit=0 lines=1 bytes=5 stderr=0" --result timeout_fail.sim
-check_seed timeout_succeed     "exit=0 lines=1 bytes=9 stderr=0" --result timeout_succeed.sim
-check_seed timeout_race        "exit=0 lines=1 bytes=9 stderr=0" --result timeout_race.sim
-check_seed "forkIO 50"         "exit=0 lines=0 bytes=0 stderr=0" forkIO.sim 50
-check_seed "forkIO 250"        "exit=0 lines=0 bytes=0 stderr=0" forkIO.sim 250
-check_seed bottleneck          "exit=0 lines=1000000 bytes=1000000 stderr=0" bottleneck.sim
-check_seed "bottleneck -q"     "exit=0 lines=0 bytes=0 stderr=0" -q bottleneck.sim
-check_seed registerDelay       "exit=0 lines=1 bytes=3 stderr=0" --result registerDelay.sim
-check_seed "async 50"          "exit=0 lines=50 bytes=50 stderr=0" async.sim 50
-check_seed "async 250"         "exit=0 lines=250 bytes=250 stderr=0" async.sim 250
-check_seed "async 50 -q"       "exit=0 lines=0 bytes=0 stderr=0" -q async.sim 50
-check_seed "forkIO 50 -q"      "exit=0 lines=0 bytes=0 stderr=0" -q forkIO.sim 50
-for f in threadDelay timeout_fail timeout_succeed timeout_race; do
-  run "$simvm" "$seed" --result "$f.sim"
-  echo "$f: $(cat "$tmp/out")" >>"$tmp/results"
-done
-if [ "$(cat "$tmp/results")" = "threadDelay: ()
-timeout_fail: none
-timeout_succeed: some(())
-timeout_race: some(())" ]; then passed=$((passed + 1)); else fail "bench/seed results" "$(cat "$tmp/results")"; fi
+check_seed threadDelay         "()"$'\n'        --result threadDelay.sim
+check_seed timeout_fail        "none"$'\n'      --result timeout_fail.sim
+check_seed timeout_succeed     "some(())"$'\n'  --result timeout_succeed.sim
+check_seed timeout_race        "some(())"$'\n'  --result timeout_race.sim
+check_seed registerDelay       "()"$'\n'        --result registerDelay.sim
+check_seed "forkIO 50"         ""                forkIO.sim 50
+check_seed "forkIO 250"        ""                forkIO.sim 250
+check_seed "forkIO 50 -q"      ""                -q forkIO.sim 50
+check_seed "async 50"          @50               async.sim 50
+check_seed "async 250"         @250              async.sim 250
+check_seed "async 50 -q"       ""                -q async.sim 50
+check_seed "bottleneck -q"     ""                -q bottleneck.sim
+# a million empty lines, compared by their checksum
+run "$simvm" "$seed" bottleneck.sim
+if [ "$?" = 0 ] && [ ! -s "$tmp/err" ] &&
+   [ "$(md5sum <"$tmp/out")" = "$(empty_lines 1000000 | md5sum)" ]; then passed=$((passed + 1))
+else fail "bench/seed bottleneck" "not a million empty lines: $(wc -l <"$tmp/out") lines, $(wc -c <"$tmp/out") bytes"; fi
 
-# and their traces are byte-identical run to run, and under -O0
+# the small ones' traces, exactly
+check_seed "threadDelay --trace" "       0ns  main         delay 1us
+       1us  main         wake
+       1us  main         exit
+" --trace threadDelay.sim
+check_seed "timeout_fail --trace" "       0ns  main         timeout 1us
+       0ns  main         delay 2us
+       1us  main         timeout fired
+       1us  main         exit
+" --trace timeout_fail.sim
+check_seed "timeout_succeed --trace" "       0ns  main         timeout 2us
+       0ns  main         delay 1us
+       1us  main         wake
+       1us  main         exit
+" --trace timeout_succeed.sim
+check_seed "timeout_race --trace" "       0ns  main         timeout 1us
+       0ns  main         delay 1us
+       1us  main         wake
+       1us  main         exit
+" --trace timeout_race.sim
+check_seed "registerDelay --trace" "       0ns  main         retry: blocked on <tvar>
+       1us  main         wake (by <tvar>)
+       1us  main         committed
+       1us  main         exit
+" --trace registerDelay.sim
+
+# and every trace is byte-identical run to run, and under -O0
 for spec in "threadDelay.sim" "timeout_fail.sim" "timeout_succeed.sim" "timeout_race.sim" \
             "forkIO.sim 50" "forkIO.sim 250" "--max-time 20ms bottleneck.sim" "registerDelay.sim" "async.sim 50" \
             "async.sim 250"; do
