@@ -31,7 +31,7 @@ SWITCH_OBJ   := $(patsubst %.o,%.switch.o,$(CORE_OBJ))
 UNIT_TESTS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 DEPS_OK      := $(BUILD)/.deps-ok
 
-.PHONY: all test layers unit-test script-test demo asan test-asan faultinject install clean deps bench bench-accept
+.PHONY: all test layers unit-test script-test gc-stress-test demo asan test-asan faultinject install clean deps bench bench-accept
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/simvm $(BUILD)/simc $(BUILD)/simvm-switch
@@ -118,11 +118,16 @@ layers:
 
 test: all layers unit-test script-test
 
+# The script suite once more, each script once with the collector running
+# at every allocation (SIMVM_GC_STRESS=1; a script opts out with
+# `-- gc-stress: skip (why)`, see tests/run_scripts.sh).
+gc-stress-test: all
+	@bash tests/run_scripts.sh --gc-stress $(BUILD)/simvm $(BUILD)/simvm-switch
+
 # The same tests under AddressSanitizer and UndefinedBehaviorSanitizer, in
-# their own build tree, with the collector running at every allocation for
-# the unit tests' GC checks.
+# their own build tree, then the GC-stress pass of the script suite.
 asan test-asan:
-	$(MAKE) --no-print-directory BUILD=build/asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" test
+	$(MAKE) --no-print-directory BUILD=build/asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" test gc-stress-test
 
 # Fault injection (tests/run_faults.sh): an ASan build whose allocation
 # funnel fails the Nth allocation; every N of several runs must end with the
