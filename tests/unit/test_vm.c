@@ -48,14 +48,21 @@ static void test_no_callbacks(void **state) {
   vm_free(NULL);
 }
 
-/* Before a run, time and steps are zero. */
+/* Loading runs nothing: a program whose top level computes (and would
+ * fail) is only compiled; its top level runs, as part of the first run
+ * and not counted in its steps, when vm_run is called. */
 static void test_fresh_vm_state(void **state) {
   UnitVM *u = *state;
+  const char *src = "n = 6 * 7\nboom = if n == 42 then 1 / 0 else 0\nmain = say(n)\n";
+  assert_int_equal(vm_load_source(u->vm, "t.sim", src, strlen(src)), SIM_OK);
   assert_int_equal(vm_now(u->vm), 0);
   assert_int_equal(vm_steps(u->vm), 0);
   assert_true(IS_UNIT(vm_result(u->vm)));
   assert_text_equal(unit_text(&u->out), "");
   assert_text_equal(unit_text(&u->err), "");
+  assert_int_equal(vm_run(u->vm), SIM_FAILED); /* the top level's division, at the run */
+  assert_text_equal(unit_text(&u->out), "");
+  assert_non_null(strstr(unit_text(&u->err), "t.sim:2: runtime error: division by zero"));
 }
 
 /* Each say is one write_say call: the text and then "\n". */
