@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "interp.h"
 #include "mvar.h"
 #include "stm.h"
 
@@ -169,7 +168,7 @@ Value sched_take_pending(VM *vm, ObjThread *thread) {
    * queued: one withdrawn before (its action finished, or a newer interrupt
    * replaced it) never shows */
   if (IS_TIMEOUT(first.exception)) vm_trace(vm, thread, "timeout fired");
-  interp_note_raise(vm, thread, first.exception, first.from);
+  thread_note_raise(vm, thread, first.exception, first.from);
   if (waits_to_throw_to(first.thrower, thread)) {
     first.thrower->wait_object = NULL;
     sched_wake(vm, first.thrower);
@@ -289,7 +288,7 @@ static void describe_place(VM *vm, Buffer *out, const ObjThread *t) {
     for (int i = t->frame_count - 1; i >= 0; i--) {
       const ObjProto *proto;
       int line;
-      if (!interp_frame_location(vm, &t->frames[i], &proto, &line)) continue;
+      if (!thread_frame_location(vm, &t->frames[i], &proto, &line)) continue;
       if (pass == 0 && proto->prelude) continue;
       buf_printf(out, " at %s:%d", proto->file, line);
       return;

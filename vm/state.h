@@ -118,6 +118,7 @@ struct VM {
   struct Timeline *timeline; /* with config.timeline (vm/events.c)      */
   int thread_serial;       /* threads created this run: their timeline tracks */
   Value result;
+  SimStatus halt_status;   /* how the run ends when a primitive stops it (vm/prim.h) */
   char error[512];         /* message of the runtime error being raised */
   bool has_error;
   bool heap_exceeded;      /* set by the allocator past max_heap; the loop stops */

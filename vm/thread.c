@@ -240,3 +240,39 @@ void thread_name(Buffer *out, const ObjThread *thread) {
   thread_id(out, thread);
   if (thread->label) buf_printf(out, " (%s)", thread->label->chars);
 }
+
+bool thread_frame_location(VM *vm, const CallFrame *frame, const ObjProto **proto, int *line) {
+  const ObjClosure *closure = frame->closure;
+  const uint8_t *ip = frame->ip;
+  if (closure == vm->resume_closure) { /* -O0: where the continuation goes on */
+    const ObjContinuation *cont = AS_CONTINUATION(frame->slots[0]);
+    closure = cont->closure;
+    ip = cont->ip;
+  }
+  *proto = closure->proto;
+  if ((*proto)->kind == PROTO_INTERNAL || (*proto)->line == 0) return false; /* the VM's own code */
+  const Chunk *chunk = &(*proto)->chunk;
+  int offset = (int)(ip - chunk->code) - 1;
+  if (offset < 0) offset = 0;
+  *line = chunk->count ? chunk->lines[offset] : 0;
+  return true;
+}
+
+void thread_note_raise(VM *vm, ObjThread *thread, Value exc, ObjThread *from) {
+  Value last = thread->raised_value;
+  if (!from && exc.type == last.type && (IS_OBJ(exc) ? AS_OBJ(exc) == AS_OBJ(last) : value_equal(exc, last))) return;
+  thread->raised_by = from;
+  thread->raised_value = exc;
+  thread->raise_file = NULL;
+  /* the innermost frame of the script's own code (the prelude's would
+   * only confuse: a bracket or finally is not where things went wrong) */
+  for (int i = thread->frame_count - 1; i >= 0; i--) {
+    const ObjProto *proto;
+    int line;
+    if (!thread_frame_location(vm, &thread->frames[i], &proto, &line)) continue;
+    if (proto->prelude) continue;
+    thread->raise_file = proto->file;
+    thread->raise_line = line;
+    break;
+  }
+}

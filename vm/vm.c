@@ -188,11 +188,11 @@ static ObjClosure *make_timeout(VM *vm) {
 }
 
 /* catch(act, handler): slots 0 and 1 hold them; the handler's code starts
- * with the exception in slot 2, and runs handler(e) under WITH_MASK. */
+ * with the exception in slot 2, and runs handler(e) under withMaskingState. */
 static ObjClosure *make_catch(VM *vm) {
   return INTERNAL(vm, "catch", 6, 4, 2, OP_GET_LOCAL, 0, OP_BIND, OP_RETURN,
-                  /* 4: handler */ OP_CATCH_HANDLER, OP_GET_LOCAL, 1, OP_GET_LOCAL, 2, OP_CALL, 1, OP_WITH_MASK,
-                  OP_RETURN);
+                  /* 4: handler */ OP_CATCH_HANDLER, OP_GET_LOCAL, 1, OP_GET_LOCAL, 2, OP_CALL, 1, OP_PRIM,
+                  BUILTIN_withMaskingState, OP_RETURN);
 }
 
 /* withMaskingState(state, act): slot 0 the state (an int), slot 1 the
