@@ -509,13 +509,14 @@ next_thread:
   CASE(DELAY): {
     /* the common case inline; an argument to report, a transaction, a
      * negative delay, an exception waiting for an interruptible point or
-     * a trace to write: the builtin's function */
+     * an event to report: the builtin's function */
     Value d = PEEK(0);
-    if (!IS_DURATION(d) || AS_DURATION(d) < 0 || thread->in_transaction || thread->pending_count || traced(vm)) {
+    if (!IS_DURATION(d) || AS_DURATION(d) < 0 || thread->in_transaction || thread->pending_count || vm->sink_count) {
       builtin = &builtin_table[BUILTIN_delay];
       by_prelude = false;
       goto prim_call;
     }
+    vm->stats.events++; /* its delay event, which no sink wants */
     PEEK(0) = UNIT_VAL;
     STORE_FRAME();
     sched_delay(vm, thread, AS_DURATION(d));
@@ -563,7 +564,7 @@ next_thread:
   CASE(THREAD_EXIT): {
     Value value = POP();
     STORE_FRAME();
-    vm_trace(vm, thread, "exit");
+    vm_event(vm, .kind = EV_EXIT, .thread = thread);
     if (thread == vm->main_thread) {
       vm->result = value;
       vm->steps = steps;

@@ -3,7 +3,6 @@
  * tracing values (see prim.h). */
 #include "prim.h"
 
-#include <string.h>
 
 #include "builtins.h"
 #include "sched.h"
@@ -29,18 +28,8 @@ bool prim_interrupted(VM *vm, ObjThread *thread, Value *args, PrimResult *result
   return true;
 }
 
-PrimResult prim_throw_to(VM *vm, ObjThread *thread, Value *args, ObjThread *target, Value exc, const char *what) {
-  if (traced(vm)) {
-    Buffer text;
-    buf_init(&text);
-    thread_id(&text, target);
-    if (strcmp(what, "kill") != 0) {
-      buf_append(&text, " ", 1);
-      value_show(&text, exc, true);
-    }
-    vm_trace(vm, thread, "%s %s", what, buf_text(&text));
-    buf_free(&text);
-  }
+PrimResult prim_throw_to(VM *vm, ObjThread *thread, Value *args, ObjThread *target, Value exc, bool kill) {
+  vm_event(vm, .kind = kill ? EV_KILL : EV_THROW_TO, .thread = thread, .other = target, .value = exc);
   if (target == thread) { /* to itself: synchronous */
     thread_note_raise(vm, thread, exc, NULL);
     return prim_raise(thread, args, exc);
@@ -59,15 +48,6 @@ PrimResult prim_throw_to(VM *vm, ObjThread *thread, Value *args, ObjThread *targ
 }
 
 void prim_set_mask(VM *vm, ObjThread *thread, MaskState mask, bool internal) {
-  if (thread->mask != mask) vm_trace_internal(vm, thread, internal, "mask %s", mask_names[mask]);
+  if (thread->mask != mask) vm_event(vm, .kind = EV_MASK, .thread = thread, .internal = internal, .mode = mask);
   thread->mask = mask;
-}
-
-void prim_trace_value(VM *vm, ObjThread *thread, const char *event, Value value, bool quote, bool internal) {
-  if (!traced(vm)) return;
-  Buffer text;
-  buf_init(&text);
-  if (!value_show_bounded(&text, value, quote, TRACE_SHOW_LIMIT)) buf_append(&text, "...", 3);
-  vm_trace_internal(vm, thread, internal, "%s%s", event, buf_text(&text));
-  buf_free(&text);
 }

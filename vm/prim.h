@@ -97,9 +97,9 @@ PrimResult prim_enter(VM *vm, ObjThread *thread, ObjClosure *closure, Value *slo
 bool prim_interrupted(VM *vm, ObjThread *thread, Value *args, PrimResult *result);
 
 /* Block `thread` in throwTo until `target` takes `exc` (the wait is an
- * interruptible point), or deliver it at once; `what` is "kill" or
- * "throwTo" for the trace. */
-PrimResult prim_throw_to(VM *vm, ObjThread *thread, Value *args, ObjThread *target, Value exc, const char *what);
+ * interruptible point), or deliver it at once; `kill`: it is kill(target)
+ * (its trace event). */
+PrimResult prim_throw_to(VM *vm, ObjThread *thread, Value *args, ObjThread *target, Value exc, bool kill);
 
 /* Say `what`: the line on write_say, the event in the trace. */
 void prim_emit_say(VM *vm, ObjThread *thread, Value what);
@@ -110,10 +110,6 @@ extern const char *const mask_names[3];
 /* Change the masking state, tracing real changes (`internal`: by the
  * prelude's code). */
 void prim_set_mask(VM *vm, ObjThread *thread, MaskState mask, bool internal);
-
-/* Trace an event followed by a shown value ("throw ThreadKilled"), cut to
- * TRACE_SHOW_LIMIT bytes; `internal` as for vm_trace_internal. */
-void prim_trace_value(VM *vm, ObjThread *thread, const char *event, Value value, bool quote, bool internal);
 
 #define TRACE_SHOW_LIMIT 4096 /* bytes of a value in a trace event */
 

@@ -15,7 +15,7 @@ PrimResult prim_pure(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
 PrimResult prim_throw(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   Value exc = args[0];
   thread_note_raise(vm, thread, exc, NULL);
-  prim_trace_value(vm, thread, "throw ", exc, true, by_prelude);
+  vm_event(vm, .kind = EV_THROW, .thread = thread, .internal = by_prelude, .value = exc);
   return prim_raise(thread, args, exc);
 }
 
@@ -55,7 +55,7 @@ PrimResult prim_get_mask(VM *vm, ObjThread *thread, Value *args, bool by_prelude
  * included, as in GHC); the handler runs with exceptions masked, at least
  * interruptibly, so push the masking state WITH_MASK will set. */
 PrimResult op_catch_handler(VM *vm, ObjThread *thread, CallFrame *frame) {
-  prim_trace_value(vm, thread, "caught ", thread->sp[-1], true, frame->closure->proto->prelude);
+  vm_event(vm, .kind = EV_CAUGHT, .thread = thread, .internal = frame->closure->proto->prelude, .value = thread->sp[-1]);
   *thread->sp++ = INT_VAL(thread->mask == MASK_NONE ? MASK_INTERRUPTIBLE : thread->mask);
   return PRIM_NEXT;
 }

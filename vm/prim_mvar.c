@@ -26,8 +26,7 @@ static PrimResult take_or_read(VM *vm, ObjThread *thread, Value *args, BlockReas
   args[0] = UNIT_VAL;
   thread->sp = args + 1;
   mvar_wait(vm, mvar, thread, reason, UNIT_VAL);
-  prim_trace_value(vm, thread, reason == BLOCKED_TAKE ? "takeMVar blocked on " : "readMVar blocked on ",
-                   OBJ_VAL(mvar), false, false);
+  vm_event(vm, .kind = EV_MVAR_BLOCKED, .thread = thread, .mode = reason, .value = OBJ_VAL(mvar));
   return PRIM_SWITCH;
 }
 
@@ -51,7 +50,7 @@ PrimResult prim_put_mvar(VM *vm, ObjThread *thread, Value *args, bool by_prelude
   args[0] = UNIT_VAL;
   thread->sp = args + 1;
   mvar_wait(vm, mvar, thread, BLOCKED_PUT, value);
-  prim_trace_value(vm, thread, "putMVar blocked on ", OBJ_VAL(mvar), false, false);
+  vm_event(vm, .kind = EV_MVAR_BLOCKED, .thread = thread, .mode = BLOCKED_PUT, .value = OBJ_VAL(mvar));
   return PRIM_SWITCH;
 }
 

@@ -156,18 +156,14 @@ PrimResult op_tx_traced(VM *vm, ObjThread *thread, CallFrame *frame) {
     buf_free(&name);
     return PRIM_ERROR;
   }
-  if (traced(vm)) {
-    Buffer line;
-    buf_init(&line);
-    value_show(&line, tvar, false);
-    buf_append(&line, " ", 1);
+  if (vm->sink_count) {
     Buffer shown;
     buf_init(&shown);
     value_show(&shown, text, false);
-    buf_append_quoted(&line, shown.data ? shown.data : "", shown.length);
+    vm_event(vm, .kind = EV_TRACE_TVAR, .thread = thread, .value = tvar, .text = buf_text(&shown), .length = shown.length);
     buf_free(&shown);
-    vm_trace(vm, thread, "traceTVar %s", line.data);
-    buf_free(&line);
+  } else {
+    vm->stats.events++;
   }
   thread->sp -= 2;
   frame->ip -= 4; /* back to TX_TRACE */

@@ -13,19 +13,17 @@ PrimResult prim_delay(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   if (ns >= 0 && prim_interrupted(vm, thread, args, &result)) return result;
   args[0] = UNIT_VAL;
   thread->sp = args + 1;
-  if (traced(vm)) {
-    Buffer text;
-    buf_init(&text);
-    duration_show(&text, ns);
-    vm_trace(vm, thread, "delay %s", text.data);
-    buf_free(&text);
-  }
+  vm_event(vm, .kind = EV_DELAY, .thread = thread, .ns = ns);
   if (ns < 0) return PRIM_NEXT;
   sched_delay(vm, thread, ns);
   return PRIM_SWITCH;
 }
 
 void prim_emit_say(VM *vm, ObjThread *thread, Value what) {
+  if (!vm->config.write_say && !vm->sink_count) { /* nothing is printed: nothing is shown */
+    vm->stats.events++;
+    return;
+  }
   Buffer text;
   buf_init(&text);
   value_show(&text, what, false);
@@ -33,15 +31,9 @@ void prim_emit_say(VM *vm, ObjThread *thread, Value what) {
   if (vm->config.write_say) {
     buf_append(&text, "\n", 1);
     vm->config.write_say(vm->config.user, text.data, text.length);
-    text.data[--text.length] = '\0';
+    buf_truncate(&text, text.length - 1);
   }
-  if (traced(vm)) {
-    Buffer quoted;
-    buf_init(&quoted);
-    buf_append_quoted(&quoted, text.data ? text.data : "", text.length);
-    vm_trace(vm, thread, "say %s", quoted.data);
-    buf_free(&quoted);
-  }
+  vm_event(vm, .kind = EV_SAY, .thread = thread, .value = what, .text = buf_text(&text), .length = text.length);
   buf_free(&text);
 }
 
@@ -66,13 +58,7 @@ PrimResult prim_fork(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   vm->stats.forks++;
   child->mask = thread->mask; /* as forkIO: the child starts in the parent's masking state */
   sched_enqueue(vm, child);
-  if (traced(vm)) {
-    Buffer id;
-    buf_init(&id);
-    thread_id(&id, child);
-    vm_trace(vm, thread, "fork %s", buf_text(&id));
-    buf_free(&id);
-  }
+  vm_event(vm, .kind = EV_FORK, .thread = thread, .other = child);
   return prim_return(thread, args, OBJ_VAL(child));
 }
 
@@ -92,36 +78,26 @@ PrimResult prim_label_thread(VM *vm, ObjThread *thread, Value *args, bool by_pre
   ObjThread *target = AS_THREAD(args[0]);
   ObjString *label = AS_STRING(args[1]);
   target->label = label;
-  if (vm->profile) profile_thread_label(vm, target);
-  if (vm->config.timeline) timeline_label(vm, target);
-  if (traced(vm)) {
-    Buffer text;
-    buf_init(&text);
-    thread_id(&text, target);
-    buf_append(&text, " ", 1);
-    buf_append_quoted(&text, label->chars, (size_t)label->length);
-    vm_trace(vm, thread, "label %s", buf_text(&text));
-    buf_free(&text);
-  }
+  vm_event(vm, .kind = EV_LABEL, .thread = thread, .other = target, .value = OBJ_VAL(label));
   return prim_return(thread, args, UNIT_VAL);
 }
 
 PrimResult prim_kill(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   (void)by_prelude;
   /* kill(t) is throwTo(t, ThreadKilled) */
-  return prim_throw_to(vm, thread, args, AS_THREAD(args[0]), OBJ_VAL(vm->thread_killed), "kill");
+  return prim_throw_to(vm, thread, args, AS_THREAD(args[0]), OBJ_VAL(vm->thread_killed), true);
 }
 
 PrimResult prim_throw_to_thread(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   (void)by_prelude;
-  return prim_throw_to(vm, thread, args, AS_THREAD(args[0]), args[1], "throwTo");
+  return prim_throw_to(vm, thread, args, AS_THREAD(args[0]), args[1], false);
 }
 
 PrimResult prim_yield(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   (void)by_prelude;
   args[0] = UNIT_VAL;
   thread->sp = args + 1;
-  vm_trace(vm, thread, "yield");
+  vm_event(vm, .kind = EV_YIELD, .thread = thread);
   sched_enqueue(vm, thread);
   return PRIM_SWITCH;
 }
@@ -142,7 +118,7 @@ PrimResult op_timeout_arm(VM *vm, ObjThread *thread, CallFrame *frame) {
   }
   if (limit == 0) {
     *thread->sp++ = UNIT_VAL;
-    vm_trace(vm, thread, "timeout 0ns: timed out at once");
+    vm_event(vm, .kind = EV_TIMEOUT_NOW, .thread = thread);
     /* return none at once: what RETURN would do */
     thread->sp = frame->slots;
     thread->frame_count--;
@@ -152,13 +128,7 @@ PrimResult op_timeout_arm(VM *vm, ObjThread *thread, CallFrame *frame) {
   ObjTimeout *timeout = obj_timeout(vm, thread);
   sched_arm_timeout(vm, timeout, limit);
   *thread->sp++ = OBJ_VAL(timeout);
-  if (traced(vm)) {
-    Buffer text;
-    buf_init(&text);
-    duration_show(&text, limit);
-    vm_trace(vm, thread, "timeout %s", text.data);
-    buf_free(&text);
-  }
+  vm_event(vm, .kind = EV_TIMEOUT, .thread = thread, .ns = limit);
   sched_enqueue(vm, thread);
   return PRIM_SWITCH;
 }

@@ -48,8 +48,7 @@ ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
 
   thread->profile_index = -1;
   thread->serial = vm->thread_serial++;
-  if (vm->profile) profile_thread_start(vm, thread);
-  if (vm->config.timeline) timeline_thread_start(vm, thread);
+  vm_event(vm, .kind = EV_THREAD_START, .thread = thread);
 
   /* The base frame runs the action: [BIND, THREAD_EXIT] with it in slot 0. */
   *thread->sp++ = action;
@@ -192,8 +191,7 @@ void thread_release(VM *vm, ObjThread *thread) {
   thread->blocked_on = BLOCKED_NONE;
   if (timer_is_set(&thread->delay_timer)) vm->stats.timers_cancelled++;
   timer_heap_remove(&vm->timers, &thread->delay_timer);
-  if (vm->profile && thread->profile_index >= 0) profile_thread_end(vm, thread);
-  if (vm->config.timeline) timeline_state(vm, thread, TRACK_DONE);
+  vm_event(vm, .kind = EV_THREAD_STATE, .thread = thread, .mode = TRACK_DONE);
   free_stacks(vm, thread);
   free(thread->pending);
   free(thread->undo);

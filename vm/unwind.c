@@ -79,7 +79,7 @@ static void thread_died(VM *vm, ObjThread *thread, Value exc) {
   Buffer text;
   buf_init(&text);
   unwind_show_one_line(&text, exc, TRACE_SHOW_LIMIT);
-  vm_trace(vm, thread, "died: %s", text.data);
+  vm_event(vm, .kind = EV_DIED, .thread = thread, .value = exc);
   Buffer when;
   buf_init(&when);
   duration_show(&when, vm->now);
