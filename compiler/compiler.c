@@ -420,6 +420,18 @@ static void compile_run_form(Compiler *c, const Expr *e, bool tail) {
         return;
       case EXPR_CALL: {
         const Builtin *builtin = direct_primitive(c, e);
+        if (builtin && (builtin->op == OP_DELAY || builtin->op == OP_SAY)) {
+          /* delay(5us), say("text"): the constant in the instruction */
+          const Expr *arg = e->as.call.args.items[0];
+          if (arg->kind == (builtin->op == OP_DELAY ? EXPR_DURATION : EXPR_STRING)) {
+            Value k = arg->kind == EXPR_DURATION ? DURATION_VAL(arg->as.integer)
+                                                 : OBJ_VAL(obj_string(c->vm, arg->as.string.chars, arg->as.string.length));
+            c->line = e->loc.line;
+            emit_u16(c, builtin->op == OP_DELAY ? OP_DELAY_K : OP_SAY_K, make_constant(c, k, arg->loc));
+            if (tail) emit_var(c, OP_RETURN, 0, -1);
+            return;
+          }
+        }
         if (builtin) {
           for (int i = 0; i < e->as.call.args.count; i++) compile_expr(c, e->as.call.args.items[i], false);
           c->line = e->loc.line;
@@ -515,6 +527,18 @@ static void compile_list_part(Compiler *c, const Expr *e, int start, int count) 
     compile_list_part(c, e, start + at, count - at < size ? count - at : size);
   c->line = e->loc.line;
   for (int i = 1; i < parts; i++) emit_op(c, OP_CONCAT);
+}
+
+/* The instruction for `x OP k` with k an int literal that fits a signed
+ * byte (ADDI, LTI ...), or OP_COUNT: none. */
+static OpCode immediate_op(const Expr *e) {
+  static const OpCode ops[] = {[BIN_ADD] = OP_ADDI, [BIN_SUB] = OP_SUBI, [BIN_EQ] = OP_EQI, [BIN_LT] = OP_LTI,
+                               [BIN_LE] = OP_LEI,   [BIN_GT] = OP_GTI,   [BIN_GE] = OP_GEI};
+  const Expr *k = e->as.binary.right;
+  int op = e->as.binary.op;
+  if (k->kind != EXPR_INT || k->as.integer < -128 || k->as.integer > 127) return OP_COUNT;
+  if (op >= (int)(sizeof ops / sizeof ops[0]) || ops[op] == 0) return OP_COUNT;
+  return ops[op];
 }
 
 static void compile_list(Compiler *c, const Expr *e) {
@@ -624,6 +648,13 @@ static void compile_expr_form(Compiler *c, const Expr *e, bool tail) {
       emit_op(c, e->as.binary.op == UN_NEG ? OP_NEG : OP_NOT);
       return;
     case EXPR_BINARY:
+      if (immediate_op(e) != OP_COUNT) {
+        /* x + 1, n < 2: the int in the instruction */
+        compile_expr(c, e->as.binary.left, false);
+        c->line = e->loc.line;
+        emit_u8(c, immediate_op(e), (uint8_t)(int8_t)e->as.binary.right->as.integer);
+        return;
+      }
       compile_expr(c, e->as.binary.left, false);
       compile_expr(c, e->as.binary.right, false);
       c->line = e->loc.line;

@@ -19,7 +19,10 @@ Obj *gc_alloc(VM *vm, size_t size, ObjType type) {
   if (vm->config.max_heap && !vm->heap_exceeded && vm->bytes_allocated + size > vm->config.max_heap &&
       !vm->gc_paused) {
     gc_collect(vm); /* count only what is live */
-    if (vm->bytes_allocated + size > vm->config.max_heap) vm->heap_exceeded = true;
+    if (vm->bytes_allocated + size > vm->config.max_heap) {
+      vm->heap_exceeded = true;
+      vm_update_stop(vm); /* the loop stops at its next call or bind */
+    }
   }
   vm->bytes_allocated += size;
   vm->stats.allocations++;

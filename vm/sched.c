@@ -56,6 +56,21 @@ void sched_delay(VM *vm, ObjThread *thread, int64_t ns) {
   timer_heap_insert(&vm->timers, &thread->delay_timer, sched_deadline(vm->now, ns), vm->timer_seq++);
 }
 
+bool sched_delay_alone(VM *vm, int64_t ns) {
+  if (vm->run_queue.count) return false;
+  int64_t when = sched_deadline(vm->now, ns);
+  Timer *first = timer_heap_peek(&vm->timers);
+  if (first && first->when <= when) return false; /* it fires first, or at the same instant */
+  if (vm->config.max_time >= 0 && when > vm->config.max_time) return false;
+  vm->now = when;
+  vm->timer_seq++;
+  vm->stats.timers_set++;
+  vm->stats.timers_fired++;
+  vm->stats.events++; /* its wake */
+  if (vm->stats.run_queue_peak < 1) vm->stats.run_queue_peak = 1;
+  return true;
+}
+
 void sched_arm_tvar(VM *vm, ObjTVar *tvar, int64_t ns) {
   vm->stats.timers_set++;
   timer_heap_insert(&vm->timers, &tvar->timer, sched_deadline(vm->now, ns), vm->timer_seq++);

@@ -156,6 +156,7 @@ bool thread_push_frame(VM *vm, ObjThread *thread, ObjClosure *closure, Value *sl
   if (thread->frame_count >= THREAD_MAX_FRAMES) return false;
   if (thread->frame_count == thread->frame_capacity) {
     int capacity = thread->frames == thread->inline_frames ? POOLED_FRAMES : thread->frame_capacity * 2;
+    if (capacity > THREAD_MAX_FRAMES) capacity = THREAD_MAX_FRAMES; /* the interpreter's inline push relies on it */
     thread->frames = grow(&vm->frame_pool, thread->frames, thread->inline_frames, thread->frame_count, capacity,
                           POOLED_FRAMES, sizeof(CallFrame));
     gc_account(vm, (ptrdiff_t)((capacity - thread->frame_capacity) * (ptrdiff_t)sizeof(CallFrame)));

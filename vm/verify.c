@@ -101,6 +101,8 @@ bool verify_proto(VM *vm, const ObjProto *proto, bool top_level, char *error, si
         case OP_ACTION: if (operand >= builtin_count || !builtin_is_action(&builtin_table[operand])) why = "ACTION of a builtin that is not an action"; break;
         case OP_PRIM: if (operand >= builtin_count || !builtin_is_action(&builtin_table[operand])) why = "PRIM of a builtin that is not an action"; break;
         case OP_CONST:
+        case OP_DELAY_K:
+        case OP_SAY_K:
           if (operand >= k->count) why = "a constant out of range";
           else if (IS_PROTO(k->values[operand])) why = "CONST of a prototype (only CLOSURE may use one)";
           break;

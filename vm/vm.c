@@ -42,7 +42,7 @@ void vm_update_stop(VM *vm) {
   }
   atomic_store(&vm->stop_at, at);
   /* a signal handler may have set stop (then stop_at) meanwhile: it wins */
-  if (vm->stop) atomic_store(&vm->stop_at, 0);
+  if (vm->stop || vm->heap_exceeded) atomic_store(&vm->stop_at, 0);
 }
 
 void vm_stop(VM *vm, SimStop why) {
@@ -77,15 +77,22 @@ SimStatus vm_stopped(VM *vm) {
     return SIM_INTERRUPTED;
   }
   if (stop == SIM_STOP_OUTPUT) return SIM_USAGE;
+  if (vm->heap_exceeded) {
+    vm_report(vm, "simvm: heap limit reached: %zu bytes in use (--max-heap)\n", vm->bytes_allocated);
+    return SIM_LIMIT;
+  }
   if (stop == STOP_TRACE_SIZE) {
     static const char *const outputs[] = {"--trace output", "--trace-json file", "--timeline file"};
     vm_report(vm, "simvm: trace size limit reached: the %s would pass %" PRIu64 " bytes (--max-trace-size)\n",
               outputs[vm->trace_capped - 1], vm->config.max_trace_size);
   } else if (vm->config.max_steps && vm->steps >= vm->config.max_steps) {
-    vm_report(vm, "simvm: step limit reached: %" PRIu64 " instruction%s executed (--max-steps)\n", vm->steps,
-              vm->steps == 1 ? "" : "s");
+    /* checked at calls and binds: the count may be a little past the limit,
+     * by how far depends on the code, so the message gives the limit */
+    vm_report(vm, "simvm: step limit reached: at least %" PRIu64 " instruction%s executed (--max-steps)\n",
+              vm->config.max_steps, vm->config.max_steps == 1 ? "" : "s");
   } else {
-    vm_report(vm, "simvm: work limit reached: %" PRIu64 " units of work done (--max-work)\n", vm->steps + vm->work);
+    vm_report(vm, "simvm: work limit reached: at least %" PRIu64 " units of work done (--max-work)\n",
+              vm->config.max_work);
   }
   return SIM_LIMIT;
 }
@@ -317,8 +324,8 @@ static SimStatus simulate(VM *vm, Value action) {
   memset(vm->trace_bytes, 0, sizeof vm->trace_bytes);
   vm->trace_capped = 0;
   if (vm->stop == STOP_TRACE_SIZE) vm->stop = 0; /* a trace cap ends one run; vm_stop all */
-  vm_update_stop(vm);
   vm->heap_exceeded = false;
+  vm_update_stop(vm);
   vm->timer_seq = vm->transaction_counter = vm->block_counter = 0;
   memset(&vm->stats, 0, sizeof vm->stats);
   vm->thread_serial = 0;

@@ -333,34 +333,34 @@ static const char *const actions_source =
     "}\n"
     "main = f(pure(1))\n";
 
-/* delay(...) as a statement is the DELAY instruction itself; the last
- * statement is run with TAIL_BIND. */
+/* delay(...) as a statement is the DELAY instruction itself, with a
+ * literal argument in it (DELAY_K, SAY_K); the last statement is run with
+ * TAIL_BIND. */
 static void test_statement_primitives_are_opcodes(void **state) {
   UnitVM *u = *state;
   ObjClosure *init = compile_ok(u, actions_source);
   const ObjProto *f = find_proto(init->proto, "f");
   assert_non_null(f);
-  assert_int_equal(count_op_in_tree(f, OP_DELAY), 1);
-  assert_int_equal(count_op_in_tree(f, OP_SAY), 1);
+  assert_int_equal(count_op_in_tree(f, OP_DELAY_K), 1);
+  assert_int_equal(count_op_in_tree(f, OP_SAY_K), 1);
+  assert_int_equal(count_op_in_tree(f, OP_DELAY) + count_op_in_tree(f, OP_SAY), 0);
   assert_int_equal(count_op_in_tree(f, OP_ACTION), 0); /* no action values built */
   assert_int_equal(count_op_in_tree(f, OP_BIND), 0);   /* and none bound */
 
-  const ObjProto *body = proto_with_op(f, OP_DELAY);
+  const ObjProto *body = proto_with_op(f, OP_DELAY_K);
   InsnList insns;
   decode(body, &insns);
   char listing[1024];
   ops_string(&insns, listing, sizeof listing);
-  /* the DELAY carries the line of its statement; the duration is pushed just before */
+  /* the DELAY_K carries the line of its statement and the duration */
   for (int i = 0; i < insns.count; i++) {
-    if (insns.items[i].op == OP_DELAY) {
+    if (insns.items[i].op == OP_DELAY_K) {
       assert_int_equal(insns.items[i].line, 2);
-      assert_true(i > 0);
-      assert_int_equal(insns.items[i - 1].op, OP_CONST);
-      Value k = body->chunk.constants.values[insns.items[i - 1].operand];
+      Value k = body->chunk.constants.values[insns.items[i].operand];
       assert_true(IS_DURATION(k));
       assert_int_equal(AS_DURATION(k), 1000);
     }
-    if (insns.items[i].op == OP_SAY) assert_int_equal(insns.items[i].line, 3);
+    if (insns.items[i].op == OP_SAY_K) assert_int_equal(insns.items[i].line, 3);
   }
   /* ... and the result of a statement is dropped */
   assert_int_equal(count_op(&insns, OP_POP), 2);
