@@ -518,6 +518,29 @@ next_thread:
     if (IS_RUNNABLE(callee)) RUNTIME_ERROR("cannot call an action: run it with '<-' or as a statement instead");
     RUNTIME_ERROR("cannot call %s: it is not a function", value_type_name(callee));
   }
+  CASE(CALL_SELF): {
+    /* this frame's function calls itself: the callee (pushed by GET_LOCAL 0)
+     * is known to be a value function of this arity */
+    CHECKPOINT();
+    int argc = READ_BYTE();
+    PUSH_FRAME(frame->closure, argc + 1, "calls");
+    DISPATCH();
+  }
+  CASE(TAIL_SELF_BIND):
+    vm->stats.binds++;
+    goto tail_self; /* the action function's body starts again */
+  CASE(TAIL_SELF):
+  tail_self: {
+    CHECKPOINT();
+    int argc = READ_BYTE();
+    /* the arguments replace the parameters; the frame already fits */
+    Value *args = sp - argc;
+    for (int i = 0; i < argc; i++) slots[1 + i] = args[i];
+    sp = slots + argc + 1;
+    ip = frame->closure->proto->chunk.code;
+    frame->profile_node = -1; /* counted as a call, as TAIL_CALL is */
+    DISPATCH();
+  }
   CASE(RETURN): {
     Value value = POP();
     sp = slots;

@@ -168,6 +168,9 @@ static bool insn_effect(uint8_t op, int operand, int *effect) {
     case OP_RECORD: *effect = 1 - 2 * operand; return true;
     case OP_CALL:
     case OP_TAIL_CALL: *effect = -operand; return true;
+    case OP_CALL_SELF: *effect = -operand; return true; /* the callee is GET_LOCAL 0's copy */
+    case OP_TAIL_SELF:
+    case OP_TAIL_SELF_BIND: *effect = -operand; return true; /* ends the path: no callee pushed */
     default:
       /* the fused call-and-bind variants pop their arguments like CALL */
       if (opcode_info[op].operand == OPERAND_U8 && strstr(opcode_info[op].name, "CALL")) {
@@ -231,6 +234,7 @@ static int verify_depths(const ObjProto *proto, char *err, size_t errsize) {
         goto fail;
       }
       if (d > max) max = d;
+      if (op == OP_TAIL_SELF || op == OP_TAIL_SELF_BIND) break; /* the frame starts again */
       int next = offset + size;
       if (op == OP_JUMP || op == OP_JUMP_IF_FALSE) {
         int target = next + operand;
@@ -694,6 +698,50 @@ static void test_locals_shadow_builtins(void **state) {
   assert_protos_verify(init->proto);
 }
 
+static const char *const self_calls_source =
+    "fn sumTo(n, acc) = if n == 0 then acc else sumTo(n - 1, acc + n)\n"
+    "fn fib(n) = if n < 2 then n else fib(n - 1) + fib(n - 2)\n"
+    "fn ticks(n) {\n"
+    "  say(n)\n"
+    "  if n > 0 then ticks(n - 1) else return ()\n"
+    "}\n"
+    "fn shadowed(fib) = fib(1)\n"
+    "fn inner(n) = (fn(k) => inner(k))(n)\n"
+    "fn other(n) = sumTo(n, 0)\n"
+    "main = ticks(sumTo(3, 0))\n";
+
+/* A top-level function calling itself by name needs no callee check:
+ * CALL_SELF, TAIL_SELF in tail position, TAIL_SELF_BIND for an action
+ * function's last statement. A shadowed name, a lambda calling its outer
+ * function, or a call of another function is an ordinary call. */
+static void test_self_calls(void **state) {
+  UnitVM *u = *state;
+  ObjClosure *init = compile_ok(u, self_calls_source);
+  const ObjProto *sum = find_proto(init->proto, "sumTo");
+  assert_int_equal(count_op_in_tree(sum, OP_TAIL_SELF), 1);
+  assert_int_equal(count_op_in_tree(sum, OP_TAIL_CALL) + count_op_in_tree(sum, OP_CALL), 0);
+  const ObjProto *fib = find_proto(init->proto, "fib");
+  assert_int_equal(count_op_in_tree(fib, OP_CALL_SELF), 2);
+  assert_int_equal(count_op_in_tree(fib, OP_CALL), 0);
+  assert_int_equal(count_op_in_tree(find_proto(init->proto, "ticks"), OP_TAIL_SELF_BIND), 1);
+  const char *ordinary[] = {"shadowed", "inner", "other"};
+  for (int i = 0; i < 3; i++) {
+    const ObjProto *f = find_proto(init->proto, ordinary[i]);
+    assert_non_null(f);
+    assert_int_equal(count_op_in_tree(f, OP_CALL_SELF) + count_op_in_tree(f, OP_TAIL_SELF), 0);
+  }
+  assert_protos_verify(init->proto);
+}
+
+/* -O0 keeps every call ordinary, as io-sim makes it. */
+static void test_self_calls_O0(void **state) {
+  UnitVM *u = *state;
+  ObjClosure *init = compile_ok(u, self_calls_source);
+  assert_int_equal(count_op_in_tree(init->proto, OP_CALL_SELF) + count_op_in_tree(init->proto, OP_TAIL_SELF) +
+                       count_op_in_tree(init->proto, OP_TAIL_SELF_BIND),
+                   0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_verifier_rejects_bad_code, unit_setup_vm, unit_teardown_vm),
@@ -716,6 +764,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_error_definitions, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_failed_compile_returns_null, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_locals_shadow_builtins, unit_setup_vm, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_self_calls, unit_setup_vm, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_self_calls_O0, unit_setup_vm_O0, unit_teardown_vm),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
