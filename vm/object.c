@@ -165,8 +165,9 @@ ObjTVar *obj_tvar(VM *vm, Value value) {
   tvar->value = value;
   tvar->label = NULL;
   tvar->read_stamp = tvar->write_stamp = 0;
-  tvar->waiters = NULL;
-  tvar->waiter_count = tvar->waiter_capacity = 0;
+  tvar->waiters = tvar->waiter_one;
+  tvar->waiter_count = 0;
+  tvar->waiter_capacity = 1;
   tvar->timer.set = false;
   tvar->timer.kind = TIMER_TVAR;
   tvar->timer.owner = &tvar->obj;

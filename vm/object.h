@@ -184,6 +184,7 @@ typedef struct {
   Waiter *waiters;       /* threads blocked in retry on it, in block order, and stale entries */
   int waiter_count;
   int waiter_capacity;
+  Waiter waiter_one[1];  /* the first waiter's place (waiters until a second one) */
   Timer timer;           /* registerDelay's timer (kind TIMER_TVAR)         */
   Value trace_fn;        /* traceTVar's f(old, new), or UNIT_VAL: none      */
   ObjThread *last_writer; /* whose commit last wrote it (NULL: none, or a timer) */

@@ -234,18 +234,7 @@ static void fire_timers(VM *vm) {
   vm->stats.timers_fired += (uint64_t)count;
   /* as io-sim: registerDelay's TVars first (set, then their readers woken,
    * TVar by TVar), then the delays, then the timeouts */
-  ObjTVar **written = NULL;
-  int written_count = 0;
-  for (int i = 0; i < count; i++) {
-    if (vm->due[i]->kind != TIMER_TVAR) continue;
-    ObjTVar *tvar = (ObjTVar *)vm->due[i]->owner;
-    tvar->value = BOOL_VAL(true);
-    tvar->last_writer = NULL;
-    written = xrealloc(written, (size_t)(written_count + 1) * sizeof *written);
-    written[written_count++] = tvar;
-  }
-  if (written_count) stm_wake_readers(vm, written, written_count);
-  free(written);
+  stm_fire_delays(vm, vm->due, count);
   for (int i = 0; i < count; i++)
     if (vm->due[i]->kind == TIMER_DELAY) sched_wake(vm, (ObjThread *)vm->due[i]->owner);
   for (int i = 0; i < count; i++) {
@@ -277,7 +266,7 @@ static void describe_wait(Buffer *out, const ObjThread *t) {
       break;
     case BLOCKED_STM:
       buf_printf(out, "in atomically (retry) on ");
-      if (t->read_count) stm_describe(out, t->reads, t->read_count);
+      if (t->wait_count) stm_describe(out, t->wait_set, t->wait_count);
       else buf_printf(out, "no TVar at all");
       break;
     case BLOCKED_NONE:
@@ -360,10 +349,10 @@ static int wait_edges(const ObjThread *t, WaitEdge **edges) {
       (*edges)[0] = (WaitEdge){(ObjThread *)t->wait_object, NULL};
       return 1;
     case BLOCKED_STM:
-      if (!t->read_count) return 0;
-      *edges = xrealloc(NULL, (size_t)t->read_count * sizeof(WaitEdge));
-      for (int i = 0; i < t->read_count; i++) (*edges)[i] = (WaitEdge){t->reads[i]->last_writer, &t->reads[i]->obj};
-      return t->read_count;
+      if (!t->wait_count) return 0;
+      *edges = xrealloc(NULL, (size_t)t->wait_count * sizeof(WaitEdge));
+      for (int i = 0; i < t->wait_count; i++) (*edges)[i] = (WaitEdge){t->wait_set[i]->last_writer, &t->wait_set[i]->obj};
+      return t->wait_count;
     default:
       return 0;
   }

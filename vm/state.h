@@ -60,6 +60,9 @@ struct VM {
   int gc_paused;           /* > 0 while the compiler builds protos      */
   bool gc_stress;
   Table strings;           /* the intern set (weak)                     */
+  Obj **young_owners;      /* young objects owning more than their slot:  */
+  int young_owner_count;   /* interned strings, TVars, prototypes; what   */
+  int young_owner_capacity;/* gc_free_young must visit                    */
   Value temp_roots[32];
   int temp_root_count;
 
@@ -94,6 +97,7 @@ struct VM {
   uint64_t timer_seq;
   uint64_t transaction_counter; /* numbers transactions and commits          */
   uint64_t block_counter;       /* orders threads blocked in retry           */
+  StmLog stm;              /* the running transaction's logs (vm/stm.h) */
   TimerHeap timers;
   RunQueue run_queue;
   ObjThread *live;         /* threads not yet done                      */

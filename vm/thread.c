@@ -27,11 +27,8 @@ ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   thread->delay_timer.kind = TIMER_DELAY;
   thread->delay_timer.owner = &thread->obj;
   thread->in_transaction = false;
-  thread->transaction_id = 0;
-  thread->undo = NULL;
-  thread->undo_count = thread->undo_capacity = 0;
-  thread->reads = NULL;
-  thread->read_count = thread->read_capacity = 0;
+  thread->wait_set = NULL;
+  thread->wait_count = 0;
   thread->block_seq = 0;
   thread->mask = MASK_NONE;
   thread->interrupted = false;
@@ -186,6 +183,12 @@ Pending thread_take_pending(ObjThread *thread) {
   return first;
 }
 
+void thread_drop_wait_set(ObjThread *thread) {
+  if (thread->wait_set != &thread->wait_one) free(thread->wait_set);
+  thread->wait_set = NULL;
+  thread->wait_count = 0;
+}
+
 void thread_release(VM *vm, ObjThread *thread) {
   if (thread->state == THREAD_DONE && !thread->stack) return;
   thread->state = THREAD_DONE;
@@ -195,11 +198,7 @@ void thread_release(VM *vm, ObjThread *thread) {
   vm_event(vm, .kind = EV_THREAD_STATE, .thread = thread, .mode = TRACK_DONE);
   free_stacks(vm, thread);
   free(thread->pending);
-  free(thread->undo);
-  free(thread->reads);
-  thread->undo = NULL;
-  thread->reads = NULL;
-  thread->undo_count = thread->undo_capacity = thread->read_count = thread->read_capacity = 0;
+  thread_drop_wait_set(thread);
   thread->stack = thread->sp = NULL;
   thread->frames = NULL;
   thread->pending = NULL;
@@ -215,8 +214,7 @@ void thread_release(VM *vm, ObjThread *thread) {
 void thread_free(VM *vm, ObjThread *thread) {
   if (thread->stack) free_stacks(vm, thread);
   free(thread->pending);
-  free(thread->undo);
-  free(thread->reads);
+  thread_drop_wait_set(thread);
 }
 
 void thread_id(Buffer *out, const ObjThread *thread) {

@@ -11,6 +11,7 @@
 #include "memory.h"
 #include "interp.h"
 #include "sched.h"
+#include "stm.h"
 #include "state.h"
 
 void vm_config_init(VMConfig *config) {
@@ -247,6 +248,8 @@ void vm_free(VM *vm) {
   value_array_free(&vm->globals);
   value_array_free(&vm->module_inits);
   free(vm->global_info);
+  free(vm->young_owners);
+  stm_log_free(vm);
   free(vm->due);
   while (vm->sources) {
     Source *next = vm->sources->next;
@@ -327,6 +330,7 @@ static SimStatus simulate(VM *vm, Value action) {
   vm->heap_exceeded = false;
   vm_update_stop(vm);
   vm->timer_seq = vm->transaction_counter = vm->block_counter = 0;
+  vm->stm.undo_count = vm->stm.read_count = 0; /* a run may stop inside a transaction */
   memset(&vm->stats, 0, sizeof vm->stats);
   vm->thread_serial = 0;
   profile_free(vm->profile);
