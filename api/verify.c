@@ -50,6 +50,15 @@ static const char *check_operand(const VM *vm, const ObjProto *proto, uint8_t op
   switch (opcode_info[op].operand) {
     case OPERAND_NONE:
     case OPERAND_COUNT:
+    case OPERAND_IMM:
+      break;
+    case OPERAND_SELF:
+      if (proto->kind != PROTO_FUNCTION || operand != proto->arity)
+        return "a self call that is not of this value function's arity";
+      break;
+    case OPERAND_SELF_ACTION:
+      if (proto->kind != PROTO_ACTION_FN || operand != proto->arity)
+        return "a self call that is not of this action function's arity";
       break;
     case OPERAND_LOCAL:
       if (operand >= depth) return "a local slot beyond the stack";
@@ -68,7 +77,7 @@ static const char *check_operand(const VM *vm, const ObjProto *proto, uint8_t op
       if (next + operand > proto->chunk.count) return "a jump off the end of the code";
       break;
     case OPERAND_BUILTIN:
-      if (operand >= builtin_count || builtin_table[operand].op < 0)
+      if (operand >= builtin_count || !builtin_is_action(&builtin_table[operand]))
         return named(why, size, "%s of a builtin that is not an action", name);
       break;
     case OPERAND_CONST:

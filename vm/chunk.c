@@ -30,13 +30,6 @@ void chunk_write(Chunk *chunk, uint8_t byte, int line) {
   chunk->count++;
 }
 
-int chunk_line(const Chunk *chunk, int offset) {
-  if (chunk->count == 0) return 0;
-  if (offset < 0) offset = 0;
-  if (offset >= chunk->count) offset = chunk->count - 1;
-  return chunk->lines[offset];
-}
-
 static bool same_constant(Value a, Value b) {
   if (a.type != b.type) return false;
   switch (a.type) {

@@ -19,9 +19,6 @@ void chunk_init(Chunk *chunk);
 void chunk_free(Chunk *chunk);
 /* Append one byte of code attributed to source line `line`. */
 void chunk_write(Chunk *chunk, uint8_t byte, int line);
-/* The source line of the instruction whose bytes include `offset` (clamped
- * to the code; 0 for a chunk with no code). */
-int chunk_line(const Chunk *chunk, int offset);
 /* Index of `value` in the pool, adding it unless an equal constant of the
  * same type (strings: the same interned object) is among the last 64. */
 int chunk_add_constant(Chunk *chunk, Value value);

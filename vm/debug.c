@@ -2,44 +2,6 @@
 
 #include <stdio.h>
 
-/* ---- places ---- */
-
-bool debug_frame_location(VM *vm, const CallFrame *frame, const ObjProto **proto, int *line) {
-  const ObjClosure *closure = frame->closure;
-  const uint8_t *ip = frame->ip;
-  if (closure == vm->resume_closure) { /* -O0: where the continuation goes on */
-    const ObjContinuation *cont = AS_CONTINUATION(frame->slots[0]);
-    closure = cont->closure;
-    ip = cont->ip;
-  }
-  *proto = closure->proto;
-  if ((*proto)->kind == PROTO_INTERNAL || (*proto)->line == 0) return false; /* the VM's own code */
-  const Chunk *chunk = &(*proto)->chunk;
-  *line = chunk_line(chunk, (int)(ip - chunk->code) - 1); /* ip is past the instruction */
-  return true;
-}
-
-void debug_note_raise(VM *vm, ObjThread *thread, Value exc, ObjThread *from) {
-  Value last = thread->raised_value;
-  if (!from && exc.type == last.type && (IS_OBJ(exc) ? AS_OBJ(exc) == AS_OBJ(last) : value_equal(exc, last))) return;
-  thread->raised_by = from;
-  thread->raised_value = exc;
-  thread->raise_file = NULL;
-  /* the innermost frame of the script's own code (the prelude's would
-   * only confuse: a bracket or finally is not where things went wrong) */
-  for (int i = thread->frame_count - 1; i >= 0; i--) {
-    const ObjProto *proto;
-    int line;
-    if (!debug_frame_location(vm, &thread->frames[i], &proto, &line)) continue;
-    if (proto->prelude) continue;
-    thread->raise_file = proto->file;
-    thread->raise_line = line;
-    break;
-  }
-}
-
-/* ---- the disassembler ---- */
-
 int debug_instruction(Buffer *out, const ObjProto *proto, int offset, const VM *vm) {
   const Chunk *chunk = &proto->chunk;
   uint8_t op = chunk->code[offset];
@@ -87,6 +49,9 @@ int debug_instruction(Buffer *out, const ObjProto *proto, int offset, const VM *
     case OPERAND_LOCAL:
     case OPERAND_UPVALUE:
     case OPERAND_COUNT:
+    case OPERAND_IMM:
+    case OPERAND_SELF:
+    case OPERAND_SELF_ACTION:
       break;
   }
   buf_append(out, "\n", 1);

@@ -208,7 +208,21 @@ void heap_promote(Heap *heap) {
 }
 
 void heap_reset_young(Heap *heap) {
-  detach_young(heap, NULL);
+  /* each class keeps its first block, emptied: the next run, most often
+   * the same program, bumps into it again without taking a block */
+  for (uint64_t used = heap->used; used; used &= used - 1) {
+    HeapClass *c = &heap->classes[__builtin_ctzll(used)];
+    for (HeapBlock *block = c->first->next, *next; block; block = next) {
+      next = block->next;
+      spare_block(heap, block);
+    }
+    HeapBlock *first = c->first;
+    first->next = NULL;
+    first->top = first->data;
+    c->last = first;
+    c->bump = first->data;
+    c->free = NULL;
+  }
   while (heap->large) {
     HeapLarge *large = heap->large;
     heap->large = large->next;

@@ -64,8 +64,9 @@ void heap_each(Heap *heap, bool young_only, HeapVisit visit, void *ctx);
 /* Make every young object old, for good. */
 void heap_promote(Heap *heap);
 
-/* Forget every young object at once, without visiting them: their blocks
- * become spare. The caller has released what they own. */
+/* Forget every young object at once, without visiting them: each class
+ * keeps one empty block, the others become spare. The caller has released
+ * what they own. */
 void heap_reset_young(Heap *heap);
 
 /* Free all storage (after heap_each has finalised the objects). */

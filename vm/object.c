@@ -119,9 +119,9 @@ ObjBuiltin *obj_builtin(VM *vm, const Builtin *builtin) {
   return value;
 }
 
-ObjAction *obj_action(VM *vm, uint8_t op, int argc, const Value *args) {
+ObjAction *obj_action(VM *vm, uint8_t builtin, int argc, const Value *args) {
   ObjAction *action = ALLOCATE(vm, ObjAction, (size_t)argc * sizeof(Value), OBJ_ACTION);
-  action->op = op;
+  action->builtin = builtin;
   action->argc = (uint8_t)argc;
   action->prelude = false;
   for (int i = 0; i < argc; i++) action->args[i] = args[i];
@@ -165,8 +165,9 @@ ObjTVar *obj_tvar(VM *vm, Value value) {
   tvar->value = value;
   tvar->label = NULL;
   tvar->read_stamp = tvar->write_stamp = 0;
-  tvar->waiters = NULL;
-  tvar->waiter_count = tvar->waiter_capacity = 0;
+  tvar->waiters = tvar->waiter_one;
+  tvar->waiter_count = 0;
+  tvar->waiter_capacity = 1;
   tvar->timer.set = false;
   tvar->timer.kind = TIMER_TVAR;
   tvar->timer.owner = &tvar->obj;

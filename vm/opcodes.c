@@ -1,15 +1,17 @@
-/* The opcode table and its formulas, from vm/opcodes.def. */
+/* The opcode table, from vm/opcodes.def (its formulas are in
+ * opcode_effects.c, apart: they read the builtin table, which points at
+ * the primitives, and the table here is read by all, the profiler's
+ * names included). */
 #include "opcodes.h"
-
-#include <stdio.h>
-
-#include "builtins.h"
 
 /* Each operand kind's width in bytes. */
 #define WIDTH_NONE 0
 #define WIDTH_LOCAL 1
 #define WIDTH_UPVALUE 1
 #define WIDTH_COUNT 1
+#define WIDTH_IMM 1
+#define WIDTH_SELF 1
+#define WIDTH_SELF_ACTION 1
 #define WIDTH_BUILTIN 1
 #define WIDTH_CONST 2
 #define WIDTH_NAME 2
@@ -30,52 +32,3 @@ const OpInfo opcode_info[OP_COUNT] = {
 #include "opcodes.def"
 #undef OPCODE
 };
-
-/* The parameters of the action builtin A, or OPCODE_VAR. */
-static int action_arity(int a) {
-  return a < builtin_count && builtin_table[a].op >= 0 ? builtin_table[a].arity : OPCODE_VAR;
-}
-
-/* The formulas' names: the operand is A. */
-#define ARITY action_arity(A)
-#define VAR OPCODE_VAR
-
-int opcode_pops(uint8_t op, int A) {
-  (void)A;
-  switch (op) {
-#define OPCODE(name, operand, pops, pushes, flags, doc) \
-  case OP_##name: return (pops);
-#include "opcodes.def"
-#undef OPCODE
-    default: return OPCODE_VAR;
-  }
-}
-
-int opcode_pushes(uint8_t op, int A) {
-  (void)A;
-  switch (op) {
-#define OPCODE(name, operand, pops, pushes, flags, doc) \
-  case OP_##name: return (pushes);
-#include "opcodes.def"
-#undef OPCODE
-    default: return OPCODE_VAR;
-  }
-}
-
-const char *opcode_check_builtins(void) {
-  static char why[160];
-  for (int i = 0; i < builtin_count; i++) {
-    const Builtin *b = &builtin_table[i];
-    if (b->op < 0) continue;
-    if (b->op >= OP_COUNT || opcode_info[b->op].width || (opcode_info[b->op].flags & OPF_VM_ONLY)) {
-      snprintf(why, sizeof why, "builtin '%s' names an opcode that is not a script's operand-less one", b->name);
-      return why;
-    }
-    if (opcode_pops((uint8_t)b->op, 0) != b->arity) {
-      snprintf(why, sizeof why, "builtin '%s' takes %d arguments, its opcode %s pops %s", b->name, b->arity,
-               opcode_info[b->op].name, opcode_info[b->op].pops);
-      return why;
-    }
-  }
-  return NULL;
-}

@@ -18,6 +18,9 @@ typedef enum {
   OPERAND_LOCAL,
   OPERAND_UPVALUE,
   OPERAND_COUNT,
+  OPERAND_IMM,
+  OPERAND_SELF,
+  OPERAND_SELF_ACTION,
   OPERAND_BUILTIN,
   OPERAND_CONST,
   OPERAND_NAME,
@@ -52,11 +55,11 @@ extern const OpInfo opcode_info[OP_COUNT];
 /* Bytes taken by the instruction starting with `op` (1 + operand width). */
 static inline int opcode_size(uint8_t op) { return 1 + opcode_info[op].width; }
 
-/* The operand of the instruction at `code` (0 when it has none); the
- * instruction must be whole. */
+/* The operand of the instruction at `code` (0 when it has none; an IMM's
+ * sign extended); the instruction must be whole. */
 static inline int opcode_operand(const uint8_t *code) {
   switch (opcode_info[code[0]].width) {
-    case 1: return code[1];
+    case 1: return opcode_info[code[0]].operand == OPERAND_IMM ? (int8_t)code[1] : code[1];
     case 2: return (code[1] << 8) | code[2];
     default: return 0;
   }
@@ -74,7 +77,8 @@ static inline int opcode_effect(uint8_t op, int operand) {
   return pops == OPCODE_VAR || pushes == OPCODE_VAR ? OPCODE_VAR : pushes - pops;
 }
 
-/* NULL when every action builtin's opcode pops as many values as the
+/* NULL when every action builtin that has an opcode of its own (not PRIM)
+ * names an operand-less script opcode popping as many values as the
  * builtin takes; otherwise what is wrong (a defect of the tables). */
 const char *opcode_check_builtins(void);
 

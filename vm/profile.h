@@ -6,12 +6,7 @@
  * instruction by opcode and by call path: each frame knows its node in a
  * tree of call paths rooted at its thread, so per-function self and
  * inclusive counts, per-thread counts and folded stacks are exact.
- * Every count is deterministic; only the wall times vary between runs.
- *
- * thread.c calls profile_thread_start/end as threads come and go, and the
- * reports name threads with thread_id: the two call each other, as
- * thread.c and events.c (the timeline) do, until thread-state changes
- * become events the profiler receives (issue 8, item 4). */
+ * Every count is deterministic; only the wall times vary between runs. */
 #ifndef SIMVM_PROFILE_H
 #define SIMVM_PROFILE_H
 

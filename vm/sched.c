@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "debug.h"
 #include "mvar.h"
 #include "stm.h"
 
@@ -49,14 +48,28 @@ int64_t sched_deadline(int64_t now, int64_t ns) {
 void sched_block(VM *vm, ObjThread *thread, BlockReason reason) {
   thread->state = THREAD_BLOCKED;
   thread->blocked_on = reason;
-  if (vm->profile) profile_thread_block(vm, thread);
-  if (vm->config.timeline) timeline_state(vm, thread, reason == BLOCKED_DELAY ? TRACK_DELAYED : TRACK_BLOCKED);
+  vm_event(vm, .kind = EV_THREAD_STATE, .thread = thread, .mode = reason == BLOCKED_DELAY ? TRACK_DELAYED : TRACK_BLOCKED);
 }
 
 void sched_delay(VM *vm, ObjThread *thread, int64_t ns) {
   sched_block(vm, thread, BLOCKED_DELAY);
   vm->stats.timers_set++;
   timer_heap_insert(&vm->timers, &thread->delay_timer, sched_deadline(vm->now, ns), vm->timer_seq++);
+}
+
+bool sched_delay_alone(VM *vm, int64_t ns) {
+  if (vm->run_queue.count) return false;
+  int64_t when = sched_deadline(vm->now, ns);
+  Timer *first = timer_heap_peek(&vm->timers);
+  if (first && first->when <= when) return false; /* it fires first, or at the same instant */
+  if (vm->config.max_time >= 0 && when > vm->config.max_time) return false;
+  vm->now = when;
+  vm->timer_seq++;
+  vm->stats.timers_set++;
+  vm->stats.timers_fired++;
+  vm->stats.events++; /* its wake */
+  if (vm->stats.run_queue_peak < 1) vm->stats.run_queue_peak = 1;
+  return true;
 }
 
 void sched_arm_tvar(VM *vm, ObjTVar *tvar, int64_t ns) {
@@ -87,17 +100,15 @@ void sched_disarm_timeout(VM *vm, ObjTimeout *timeout) {
   timeout->state = TIMEOUT_DISARMED;
 }
 
-void sched_wake_because(VM *vm, ObjThread *thread, const char *why) {
-  if (vm->profile) profile_thread_wake(vm, thread);
-  if (vm->config.timeline) timeline_state(vm, thread, TRACK_RUNNABLE);
+void sched_wake_by(VM *vm, ObjThread *thread, ObjTVar *by) {
+  vm_event(vm, .kind = EV_THREAD_STATE, .thread = thread, .mode = TRACK_RUNNABLE);
   thread->state = THREAD_RUNNABLE;
   thread->blocked_on = BLOCKED_NONE;
-  if (why) vm_trace(vm, thread, "wake (%s)", why);
-  else vm_trace(vm, thread, "wake");
+  vm_event(vm, .kind = EV_WAKE, .thread = thread, .value = by ? OBJ_VAL(by) : UNIT_VAL);
   sched_enqueue(vm, thread);
 }
 
-void sched_wake(VM *vm, ObjThread *thread) { sched_wake_because(vm, thread, NULL); }
+void sched_wake(VM *vm, ObjThread *thread) { sched_wake_by(vm, thread, NULL); }
 
 /* Stop whatever `thread` waits for: it was thrown an exception. */
 static void cancel_wait(VM *vm, ObjThread *thread) {
@@ -127,8 +138,7 @@ static void cancel_wait(VM *vm, ObjThread *thread) {
     case BLOCKED_NONE:
       break;
   }
-  if (vm->profile) profile_thread_wake(vm, thread);
-  if (vm->config.timeline) timeline_state(vm, thread, TRACK_RUNNABLE);
+  vm_event(vm, .kind = EV_THREAD_STATE, .thread = thread, .mode = TRACK_RUNNABLE);
   thread->state = THREAD_RUNNABLE;
   thread->blocked_on = BLOCKED_NONE;
   thread->interrupted = true;
@@ -169,8 +179,8 @@ Value sched_take_pending(VM *vm, ObjThread *thread) {
   /* a timeout counts as fired when its interrupt is raised, not when it is
    * queued: one withdrawn before (its action finished, or a newer interrupt
    * replaced it) never shows */
-  if (IS_TIMEOUT(first.exception)) vm_trace(vm, thread, "timeout fired");
-  debug_note_raise(vm, thread, first.exception, first.from);
+  if (IS_TIMEOUT(first.exception)) vm_event(vm, .kind = EV_TIMEOUT_FIRED, .thread = thread);
+  thread_note_raise(vm, thread, first.exception, first.from);
   if (waits_to_throw_to(first.thrower, thread)) {
     first.thrower->wait_object = NULL;
     sched_wake(vm, first.thrower);
@@ -225,18 +235,7 @@ static void fire_timers(VM *vm) {
   vm->stats.timers_fired += (uint64_t)count;
   /* as io-sim: registerDelay's TVars first (set, then their readers woken,
    * TVar by TVar), then the delays, then the timeouts */
-  ObjTVar **written = NULL;
-  int written_count = 0;
-  for (int i = 0; i < count; i++) {
-    if (vm->due[i]->kind != TIMER_TVAR) continue;
-    ObjTVar *tvar = (ObjTVar *)vm->due[i]->owner;
-    tvar->value = BOOL_VAL(true);
-    tvar->last_writer = NULL;
-    written = xrealloc(written, (size_t)(written_count + 1) * sizeof *written);
-    written[written_count++] = tvar;
-  }
-  if (written_count) stm_wake_readers(vm, written, written_count);
-  free(written);
+  stm_fire_delays(vm, vm->due, count);
   for (int i = 0; i < count; i++)
     if (vm->due[i]->kind == TIMER_DELAY) sched_wake(vm, (ObjThread *)vm->due[i]->owner);
   for (int i = 0; i < count; i++) {
@@ -268,7 +267,7 @@ static void describe_wait(Buffer *out, const ObjThread *t) {
       break;
     case BLOCKED_STM:
       buf_printf(out, "in atomically (retry) on ");
-      if (t->read_count) stm_describe(out, t->reads, t->read_count);
+      if (t->wait_count) stm_describe(out, t->wait_set, t->wait_count);
       else buf_printf(out, "no TVar at all");
       break;
     case BLOCKED_NONE:
@@ -290,7 +289,7 @@ static void describe_place(VM *vm, Buffer *out, const ObjThread *t) {
     for (int i = t->frame_count - 1; i >= 0; i--) {
       const ObjProto *proto;
       int line;
-      if (!debug_frame_location(vm, &t->frames[i], &proto, &line)) continue;
+      if (!thread_frame_location(vm, &t->frames[i], &proto, &line)) continue;
       if (pass == 0 && proto->prelude) continue;
       buf_printf(out, " at %s:%d", proto->file, line);
       return;
@@ -351,10 +350,10 @@ static int wait_edges(const ObjThread *t, WaitEdge **edges) {
       (*edges)[0] = (WaitEdge){(ObjThread *)t->wait_object, NULL};
       return 1;
     case BLOCKED_STM:
-      if (!t->read_count) return 0;
-      *edges = xrealloc(NULL, (size_t)t->read_count * sizeof(WaitEdge));
-      for (int i = 0; i < t->read_count; i++) (*edges)[i] = (WaitEdge){t->reads[i]->last_writer, &t->reads[i]->obj};
-      return t->read_count;
+      if (!t->wait_count) return 0;
+      *edges = xrealloc(NULL, (size_t)t->wait_count * sizeof(WaitEdge));
+      for (int i = 0; i < t->wait_count; i++) (*edges)[i] = (WaitEdge){t->wait_set[i]->last_writer, &t->wait_set[i]->obj};
+      return t->wait_count;
     default:
       return 0;
   }
@@ -505,17 +504,7 @@ SimStatus sched_main_ended(VM *vm, SimStatus status) {
   if (!vm->live) return status;
   int count = 0;
   for (ObjThread *t = vm->live; t; t = t->live_next) count++;
-  if (traced(vm)) {
-    Buffer names;
-    buf_init(&names);
-    for (ObjThread *t = oldest_live(vm); t; t = t->live_prev) {
-      if (names.length) buf_append(&names, ", ", 2);
-      thread_name(&names, t);
-    }
-    vm_trace(vm, NULL, "end: main %s with %d thread%s still alive: %s", status == SIM_OK ? "finished" : "died",
-             count, count == 1 ? "" : "s", names.data);
-    buf_free(&names);
-  }
+  vm_event(vm, .kind = EV_END, .mode = status, .count = count);
   if (status != SIM_OK || !vm->config.strict_shutdown) return status;
   /* io-sim's runSimStrictShutdown: a main that leaves threads behind fails */
   Buffer out;
@@ -577,15 +566,22 @@ SimStatus sched_stopped(VM *vm) {
     return SIM_INTERRUPTED;
   }
   if (stop == SIM_STOP_OUTPUT) return SIM_USAGE;
+  if (vm->heap_exceeded) {
+    vm_report(vm, "simvm: heap limit reached: %zu bytes in use (--max-heap)\n", vm->bytes_allocated);
+    return SIM_LIMIT;
+  }
   if (stop == STOP_TRACE_SIZE) {
     static const char *const outputs[] = {"--trace output", "--trace-json file", "--timeline file"};
     vm_report(vm, "simvm: trace size limit reached: the %s would pass %" PRIu64 " bytes (--max-trace-size)\n",
               outputs[vm->trace_capped - 1], vm->config.max_trace_size);
   } else if (vm->config.max_steps && vm->steps >= vm->config.max_steps) {
-    vm_report(vm, "simvm: step limit reached: %" PRIu64 " instruction%s executed (--max-steps)\n", vm->steps,
-              vm->steps == 1 ? "" : "s");
+    /* checked at calls and binds: the count may be a little past the limit,
+     * by how far depends on the code, so the message gives the limit */
+    vm_report(vm, "simvm: step limit reached: at least %" PRIu64 " instruction%s executed (--max-steps)\n",
+              vm->config.max_steps, vm->config.max_steps == 1 ? "" : "s");
   } else {
-    vm_report(vm, "simvm: work limit reached: %" PRIu64 " units of work done (--max-work)\n", vm->steps + vm->work);
+    vm_report(vm, "simvm: work limit reached: at least %" PRIu64 " units of work done (--max-work)\n",
+              vm->config.max_work);
   }
   return SIM_LIMIT;
 }

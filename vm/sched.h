@@ -28,6 +28,13 @@ void sched_block(VM *vm, ObjThread *thread, BlockReason reason);
 /* Park `thread` in delay() until now + ns (ns >= 0; saturating). */
 void sched_delay(VM *vm, ObjThread *thread, int64_t ns);
 
+/* The running thread delays for ns >= 0 and nothing could run before it
+ * wakes (an empty run queue, no timer due by then, the time limit not
+ * passed): move the clock and count what blocking, firing its timer and
+ * waking would have (no sink may be active), and return true; the thread
+ * goes on at once, as it would have after the round trip. Else false. */
+bool sched_delay_alone(VM *vm, int64_t ns);
+
 /* Arm `timeout` to fire `ns` (> 0) from now. */
 void sched_arm_timeout(VM *vm, ObjTimeout *timeout, int64_t ns);
 
@@ -38,8 +45,9 @@ void sched_disarm_timeout(VM *vm, ObjTimeout *timeout);
 /* Make a blocked thread runnable again (trace: wake) at the back of the queue. */
 void sched_wake(VM *vm, ObjThread *thread);
 
-/* The same, with the cause in the trace: "wake (by <tvar x>)". */
-void sched_wake_because(VM *vm, ObjThread *thread, const char *why);
+/* The same, woken by a write to `by` (NULL: by nothing in particular), as
+ * the trace shows: "wake (by <tvar x>)". */
+void sched_wake_by(VM *vm, ObjThread *thread, ObjTVar *by);
 
 /* Throw an asynchronous exception to `target` (io-sim's throwTo). A finished
  * target ignores it. An unmasked target, or an interruptibly masked one that

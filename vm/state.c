@@ -1,5 +1,5 @@
-/* The VM's shared services (see state.h): reports, the run's limits and
- * stopping, globals and file names. Everything in vm/ calls these, so they
+/* The VM's shared services (see state.h): reports and runtime errors, the
+ * run's limits and stopping, globals and file names. Everything in vm/ calls these, so they
  * call nothing above them. */
 #include "state.h"
 
@@ -20,6 +20,14 @@ void vm_report(VM *vm, const char *fmt, ...) {
   vm->config.write_error(vm->config.user, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1);
 }
 
+void rt_error(VM *vm, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(vm->error, sizeof vm->error, fmt, ap);
+  va_end(ap);
+  vm->has_error = true;
+}
+
 /* ---- stopping ---- */
 
 void vm_update_stop(VM *vm) {
@@ -30,7 +38,7 @@ void vm_update_stop(VM *vm) {
   }
   atomic_store(&vm->stop_at, at);
   /* a signal handler may have set stop (then stop_at) meanwhile: it wins */
-  if (vm->stop) atomic_store(&vm->stop_at, 0);
+  if (vm->stop || vm->heap_exceeded) atomic_store(&vm->stop_at, 0);
 }
 
 bool vm_trace_room(VM *vm, int which, size_t bytes) {

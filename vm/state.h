@@ -3,18 +3,26 @@
  *
  * How vm/ depends on itself, from the bottom (docs/INTERNALS.md draws it):
  * buffer, heap, table, timer, value, chunk, opcodes; object and memory (the
- * collector); thread, stm, mvar, events, profile, show, trace, builtins;
- * state.c (this header's services: reports, limits, globals); debug (where
- * frames are in the script, the disassembler); sched; interp; vm.c (VM
- * lifetime, running). The files that call each other, and why:
+ * collector); thread, stm, mvar, show, events and its sinks, profile;
+ * state.c (this header's services: reports, runtime errors, limits,
+ * globals); sched; the primitives (prim*.c), unwinding, value operations,
+ * the builtin table and opcode_effects.c, which reads it; debug (the
+ * disassembler); interp; vm.c (VM lifetime, running). The files that call
+ * each other, and why:
  *   memory.c <-> thread.c, stm.c   the collector frees what objects own (memory.h)
  *   sched.c  <-> stm.c, mvar.c     blocking: stm and mvar park and wake
  *                                  threads through the scheduler, which
  *                                  cancels their waits on kill or timeout
  *                                  and describes them in deadlock reports
- *   thread.c <-> events.c, profile.c  hooks on thread-state changes (the
- *                                  timeline, the profiler), to become typed
- *                                  events (issue 8, item 4; profile.h)
+ *   events.c <-> sink_json.c, sink_text.c, sink_timeline.c
+ *                                  the registry: events.c lists each sink's
+ *                                  table, the sinks render with its helpers
+ *   events.c <-> thread.c, stm.c, prim.c, unwind.c
+ *                                  they emit events, and events.c renders
+ *                                  their details with their helpers (thread
+ *                                  names, TVar lists, mask names, one-line
+ *                                  exceptions); those helpers could move to
+ *                                  show.c to make this one-way
  *   builtins.c <-> show.c          names and rendering (show.h)
  * tools/layers.sh --cycles lists them from the objects' symbols. */
 #ifndef SIMVM_STATE_H
@@ -35,6 +43,8 @@
 #include "timer.h"
 #include "vm.h"
 #include "builtins.h"
+
+#define VM_MAX_SINKS 8
 
 /* A run-queue entry: a thread to resume, or (timeout set) the interrupt of a
  * fired timeout, queued behind the threads woken at the same instant as io-sim
@@ -82,6 +92,9 @@ struct VM {
   int gc_paused;           /* > 0 while the compiler builds protos      */
   bool gc_stress;
   Table strings;           /* the intern set (weak)                     */
+  Obj **young_owners;      /* young objects owning more than their slot:  */
+  int young_owner_count;   /* interned strings, TVars, prototypes; what   */
+  int young_owner_capacity;/* gc_free_young must visit                    */
   Value temp_roots[32];
   int temp_root_count;
 
@@ -103,7 +116,7 @@ struct VM {
   ObjClosure *atomically_closure; /* the body of atomically(stm)                 */
   ObjClosure *prelude_catch;    /* the same three for calls made by the prelude's */
   ObjClosure *prelude_mask;     /* code: their events are internal (their protos  */
-  ObjClosure *prelude_atomically; /* are marked `prelude`; see vm_trace_internal) */
+  ObjClosure *prelude_atomically; /* are marked `prelude`: their events are internal) */
   ObjClosure *or_else_closure;  /* the body of orElse(a, b)                      */
   ObjClosure *resume_closure;   /* -O0: [BIND, RESUME] stands for a heap continuation */
   ObjException *retry_signal;   /* raised by retry(), caught by orElse/atomically */
@@ -117,6 +130,7 @@ struct VM {
   uint64_t timer_seq;
   uint64_t transaction_counter; /* numbers transactions and commits          */
   uint64_t block_counter;       /* orders threads blocked in retry           */
+  StmLog stm;              /* the running transaction's logs (vm/stm.h) */
   TimerHeap timers;
   RunQueue run_queue;
   ObjThread *live;         /* threads not yet done                      */
@@ -140,9 +154,13 @@ struct VM {
   uint64_t steps;          /* instructions executed                     */
   VMStats stats;           /* counters of the current run               */
   Profile *profile;        /* per-instruction figures, with config.profile */
-  struct Timeline *timeline; /* with config.timeline (vm/events.c)      */
+  struct Timeline *timeline; /* with config.timeline (vm/sink_timeline.c) */
+  const EventSink *sinks[VM_MAX_SINKS]; /* the run's active sinks (vm/events.h) */
+  void *sink_states[VM_MAX_SINKS];
+  int sink_count;
   int thread_serial;       /* threads created this run: their timeline tracks */
   Value result;
+  SimStatus halt_status;   /* how the run ends when a primitive stops it (vm/prim.h) */
   char error[512];         /* message of the runtime error being raised */
   bool has_error;
   bool heap_exceeded;      /* set by the allocator past max_heap; the loop stops */
@@ -198,24 +216,9 @@ bool vm_trace_room(VM *vm, int which, size_t bytes);
 /* Report a formatted message on write_error. */
 void vm_report(VM *vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Emit one trace line for `thread` (NULL: the scheduler) at the current time,
- * if tracing is on; counts the event either way. */
-void vm_trace(VM *vm, ObjThread *thread, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Record a runtime error message (printf-style) for the interpreter to
+ * raise: natives and primitives call it, then return their failure. */
+void rt_error(VM *vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* The same for an event that may be one of the prelude's internals (the
- * masking of bracket, the commits of the async library ...): when
- * `internal`, the text trace shows it only with trace_all (--trace=all).
- * JSON lines and the timeline have every event; every event is counted. */
-void vm_trace_internal(VM *vm, ObjThread *thread, bool internal, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-/* For events whose text is costly to build: true when it will be printed,
- * in which case the caller calls vm_trace (which counts it); otherwise the
- * event is counted here. */
-static inline bool traced(VM *vm) {
-  if ((vm->config.trace && vm->config.write_trace) || vm->config.write_trace_json || vm->config.timeline) return true;
-  vm->stats.events++;
-  return false;
-}
 
 #endif

@@ -27,11 +27,8 @@ ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   thread->delay_timer.kind = TIMER_DELAY;
   thread->delay_timer.owner = &thread->obj;
   thread->in_transaction = false;
-  thread->transaction_id = 0;
-  thread->undo = NULL;
-  thread->undo_count = thread->undo_capacity = 0;
-  thread->reads = NULL;
-  thread->read_count = thread->read_capacity = 0;
+  thread->wait_set = NULL;
+  thread->wait_count = 0;
   thread->block_seq = 0;
   thread->mask = MASK_NONE;
   thread->interrupted = false;
@@ -48,8 +45,7 @@ ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
 
   thread->profile_index = -1;
   thread->serial = vm->thread_serial++;
-  if (vm->profile) profile_thread_start(vm, thread);
-  if (vm->config.timeline) timeline_thread_start(vm, thread);
+  vm_event(vm, .kind = EV_THREAD_START, .thread = thread);
 
   /* The base frame runs the action: [BIND, THREAD_EXIT] with it in slot 0. */
   *thread->sp++ = action;
@@ -157,6 +153,7 @@ bool thread_push_frame(VM *vm, ObjThread *thread, ObjClosure *closure, Value *sl
   if (thread->frame_count >= THREAD_MAX_FRAMES) return false;
   if (thread->frame_count == thread->frame_capacity) {
     int capacity = thread->frames == thread->inline_frames ? POOLED_FRAMES : thread->frame_capacity * 2;
+    if (capacity > THREAD_MAX_FRAMES) capacity = THREAD_MAX_FRAMES; /* the interpreter's inline push relies on it */
     thread->frames = grow(&vm->frame_pool, thread->frames, thread->inline_frames, thread->frame_count, capacity,
                           POOLED_FRAMES, sizeof(CallFrame));
     gc_account(vm, (ptrdiff_t)((capacity - thread->frame_capacity) * (ptrdiff_t)sizeof(CallFrame)));
@@ -186,21 +183,22 @@ Pending thread_take_pending(ObjThread *thread) {
   return first;
 }
 
+void thread_drop_wait_set(ObjThread *thread) {
+  if (thread->wait_set != &thread->wait_one) free(thread->wait_set);
+  thread->wait_set = NULL;
+  thread->wait_count = 0;
+}
+
 void thread_release(VM *vm, ObjThread *thread) {
   if (thread->state == THREAD_DONE && !thread->stack) return;
   thread->state = THREAD_DONE;
   thread->blocked_on = BLOCKED_NONE;
   if (timer_is_set(&thread->delay_timer)) vm->stats.timers_cancelled++;
   timer_heap_remove(&vm->timers, &thread->delay_timer);
-  if (vm->profile && thread->profile_index >= 0) profile_thread_end(vm, thread);
-  if (vm->config.timeline) timeline_state(vm, thread, TRACK_DONE);
+  vm_event(vm, .kind = EV_THREAD_STATE, .thread = thread, .mode = TRACK_DONE);
   free_stacks(vm, thread);
   free(thread->pending);
-  free(thread->undo);
-  free(thread->reads);
-  thread->undo = NULL;
-  thread->reads = NULL;
-  thread->undo_count = thread->undo_capacity = thread->read_count = thread->read_capacity = 0;
+  thread_drop_wait_set(thread);
   thread->stack = thread->sp = NULL;
   thread->frames = NULL;
   thread->pending = NULL;
@@ -216,8 +214,7 @@ void thread_release(VM *vm, ObjThread *thread) {
 void thread_free(VM *vm, ObjThread *thread) {
   if (thread->stack) free_stacks(vm, thread);
   free(thread->pending);
-  free(thread->undo);
-  free(thread->reads);
+  thread_drop_wait_set(thread);
 }
 
 void thread_id(Buffer *out, const ObjThread *thread) {
@@ -239,4 +236,40 @@ void thread_id(Buffer *out, const ObjThread *thread) {
 void thread_name(Buffer *out, const ObjThread *thread) {
   thread_id(out, thread);
   if (thread->label) buf_printf(out, " (%s)", thread->label->chars);
+}
+
+bool thread_frame_location(VM *vm, const CallFrame *frame, const ObjProto **proto, int *line) {
+  const ObjClosure *closure = frame->closure;
+  const uint8_t *ip = frame->ip;
+  if (closure == vm->resume_closure) { /* -O0: where the continuation goes on */
+    const ObjContinuation *cont = AS_CONTINUATION(frame->slots[0]);
+    closure = cont->closure;
+    ip = cont->ip;
+  }
+  *proto = closure->proto;
+  if ((*proto)->kind == PROTO_INTERNAL || (*proto)->line == 0) return false; /* the VM's own code */
+  const Chunk *chunk = &(*proto)->chunk;
+  int offset = (int)(ip - chunk->code) - 1;
+  if (offset < 0) offset = 0;
+  *line = chunk->count ? chunk->lines[offset] : 0;
+  return true;
+}
+
+void thread_note_raise(VM *vm, ObjThread *thread, Value exc, ObjThread *from) {
+  Value last = thread->raised_value;
+  if (!from && exc.type == last.type && (IS_OBJ(exc) ? AS_OBJ(exc) == AS_OBJ(last) : value_equal(exc, last))) return;
+  thread->raised_by = from;
+  thread->raised_value = exc;
+  thread->raise_file = NULL;
+  /* the innermost frame of the script's own code (the prelude's would
+   * only confuse: a bracket or finally is not where things went wrong) */
+  for (int i = thread->frame_count - 1; i >= 0; i--) {
+    const ObjProto *proto;
+    int line;
+    if (!thread_frame_location(vm, &thread->frames[i], &proto, &line)) continue;
+    if (proto->prelude) continue;
+    thread->raise_file = proto->file;
+    thread->raise_line = line;
+    break;
+  }
 }

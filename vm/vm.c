@@ -12,6 +12,7 @@
 #include "memory.h"
 #include "interp.h"
 #include "sched.h"
+#include "stm.h"
 #include "state.h"
 
 void vm_config_init(VMConfig *config) {
@@ -100,12 +101,12 @@ static ObjClosure *make_timeout(VM *vm) {
 }
 
 /* catch(act, handler): slots 0 and 1 hold them; the handler's code starts
- * with the exception in slot 2, and runs handler(e) under WITH_MASK. */
+ * with the exception in slot 2, and runs handler(e) under withMaskingState. */
 static ObjClosure *make_catch(VM *vm) {
   int at[LABEL_COUNT];
   return ASSEMBLE(vm, "catch", 6, 2, at,
                   OP1(GET_LOCAL, 0), OP(BIND), OP(RETURN),
-                  HANDLER, OP(CATCH_HANDLER), OP1(GET_LOCAL, 1), OP1(GET_LOCAL, 2), OP1(CALL, 1), OP(WITH_MASK),
+                  HANDLER, OP(CATCH_HANDLER), OP1(GET_LOCAL, 1), OP1(GET_LOCAL, 2), OP1(CALL, 1), OP1(PRIM, BUILTIN_withMaskingState),
                   OP(RETURN));
 }
 
@@ -198,6 +199,7 @@ VM *vm_create(const VMConfig *config) {
 }
 
 void vm_destroy(VM *vm) {
+  events_stop(vm);
   /* the heap points into objects about to be freed: empty it first */
   timer_heap_clear(&vm->timers);
   gc_free_all(vm);
@@ -211,6 +213,8 @@ void vm_destroy(VM *vm) {
   value_array_free(&vm->globals);
   value_array_free(&vm->module_inits);
   free(vm->global_info);
+  free(vm->young_owners);
+  stm_log_free(vm);
   free(vm->due);
   while (vm->files) {
     FileName *next = vm->files->next;
@@ -264,6 +268,7 @@ static Value main_action(VM *vm, int index) {
 
 /* Empty the scheduler: the threads, timers and run queue a run left. */
 static void reset_scheduler(VM *vm) {
+  events_stop(vm); /* the run's sinks see nothing of its end */
   while (vm->live) thread_release(vm, vm->live);
   timer_heap_clear(&vm->timers);
   vm->run_queue.count = 0;
@@ -280,14 +285,15 @@ static SimStatus simulate(VM *vm, Value action) {
   memset(vm->trace_bytes, 0, sizeof vm->trace_bytes);
   vm->trace_capped = 0;
   if (vm->stop == STOP_TRACE_SIZE) vm->stop = 0; /* a trace cap ends one run; vm_stop all */
-  vm_update_stop(vm);
   vm->heap_exceeded = false;
+  vm_update_stop(vm);
   vm->timer_seq = vm->transaction_counter = vm->block_counter = 0;
+  vm->stm.undo_count = vm->stm.read_count = 0; /* a run may stop inside a transaction */
   memset(&vm->stats, 0, sizeof vm->stats);
-  timeline_free(vm);
   vm->thread_serial = 0;
   profile_free(vm->profile);
   vm->profile = vm->config.profile ? profile_new() : NULL;
+  events_start(vm);
   vm->main_thread = thread_new(vm, NULL, action);
   sched_enqueue(vm, vm->main_thread);
   return interp_run(vm);

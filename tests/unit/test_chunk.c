@@ -1,5 +1,5 @@
-/* Chunks: code with a line per byte (and the line of an offset), and a
- * constant pool that shares equal constants within its window. */
+/* Chunks: code with a line per byte, and a constant pool that shares equal
+ * constants within its window. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -22,25 +22,6 @@ static void test_code_and_lines(void **state) {
   chunk_free(&chunk);
   assert_int_equal(chunk.count, 0);
   assert_null(chunk.code);
-}
-
-/* chunk_line: the line of the byte at an offset, clamped to the code (a
- * frame's ip may stand just past its last instruction). */
-static void test_line_of_offset(void **state) {
-  (void)state;
-  Chunk chunk;
-  chunk_init(&chunk);
-  assert_int_equal(chunk_line(&chunk, 0), 0);
-  chunk_write(&chunk, OP_UNIT, 3);
-  chunk_write(&chunk, OP_GET_LOCAL, 4);
-  chunk_write(&chunk, 1, 4);
-  chunk_write(&chunk, OP_RETURN, 7);
-  assert_int_equal(chunk_line(&chunk, 0), 3);
-  assert_int_equal(chunk_line(&chunk, 2), 4);
-  assert_int_equal(chunk_line(&chunk, 3), 7);
-  assert_int_equal(chunk_line(&chunk, 4), 7);
-  assert_int_equal(chunk_line(&chunk, -1), 3);
-  chunk_free(&chunk);
 }
 
 static void test_constants_shared(void **state) {
@@ -73,7 +54,6 @@ static void test_constant_window(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_code_and_lines),
-      cmocka_unit_test(test_line_of_offset),
       cmocka_unit_test(test_constants_shared),
       cmocka_unit_test(test_constant_window),
   };

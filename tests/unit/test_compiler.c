@@ -157,11 +157,15 @@ static int builtin_index(const char *name) {
 static bool insn_effect(uint8_t op, int operand, int *effect) {
   switch (op) {
     case OP_SLIDE: *effect = -operand; return true;
-    case OP_ACTION: *effect = 1 - builtin_table[operand].arity; return true;
+    case OP_ACTION:
+    case OP_PRIM: *effect = 1 - builtin_table[operand].arity; return true;
     case OP_LIST: *effect = 1 - operand; return true;
     case OP_RECORD: *effect = 1 - 2 * operand; return true;
     case OP_CALL:
     case OP_TAIL_CALL: *effect = -operand; return true;
+    case OP_CALL_SELF: *effect = -operand; return true; /* the callee is GET_LOCAL 0's copy */
+    case OP_TAIL_SELF:
+    case OP_TAIL_SELF_BIND: *effect = -operand; return true; /* ends the path: no callee pushed */
     default:
       /* the fused call-and-bind variants pop their arguments like CALL */
       if (opcode_info[op].operand == OPERAND_COUNT && strstr(opcode_info[op].name, "CALL")) {
@@ -224,6 +228,7 @@ static int verify_depths(const ObjProto *proto, char *err, size_t errsize) {
         goto fail;
       }
       if (d > max) max = d;
+      if (op == OP_TAIL_SELF || op == OP_TAIL_SELF_BIND) break; /* the frame starts again */
       int next = offset + size;
       if (op == OP_JUMP || op == OP_JUMP_IF_FALSE) {
         int target = next + operand;
@@ -326,34 +331,34 @@ static const char *const actions_source =
     "}\n"
     "main = f(pure(1))\n";
 
-/* delay(...) as a statement is the DELAY instruction itself; the last
- * statement is run with TAIL_BIND. */
+/* delay(...) as a statement is the DELAY instruction itself, with a
+ * literal argument in it (DELAY_K, SAY_K); the last statement is run with
+ * TAIL_BIND. */
 static void test_statement_primitives_are_opcodes(void **state) {
   UnitVM *u = *state;
   ObjClosure *init = compile_ok(u, actions_source);
   const ObjProto *f = find_proto(init->proto, "f");
   assert_non_null(f);
-  assert_int_equal(count_op_in_tree(f, OP_DELAY), 1);
-  assert_int_equal(count_op_in_tree(f, OP_SAY), 1);
+  assert_int_equal(count_op_in_tree(f, OP_DELAY_K), 1);
+  assert_int_equal(count_op_in_tree(f, OP_SAY_K), 1);
+  assert_int_equal(count_op_in_tree(f, OP_DELAY) + count_op_in_tree(f, OP_SAY), 0);
   assert_int_equal(count_op_in_tree(f, OP_ACTION), 0); /* no action values built */
   assert_int_equal(count_op_in_tree(f, OP_BIND), 0);   /* and none bound */
 
-  const ObjProto *body = proto_with_op(f, OP_DELAY);
+  const ObjProto *body = proto_with_op(f, OP_DELAY_K);
   InsnList insns;
   decode(body, &insns);
   char listing[1024];
   ops_string(&insns, listing, sizeof listing);
-  /* the DELAY carries the line of its statement; the duration is pushed just before */
+  /* the DELAY_K carries the line of its statement and the duration */
   for (int i = 0; i < insns.count; i++) {
-    if (insns.items[i].op == OP_DELAY) {
+    if (insns.items[i].op == OP_DELAY_K) {
       assert_int_equal(insns.items[i].line, 2);
-      assert_true(i > 0);
-      assert_int_equal(insns.items[i - 1].op, OP_CONST);
-      Value k = body->chunk.constants.values[insns.items[i - 1].operand];
+      Value k = body->chunk.constants.values[insns.items[i].operand];
       assert_true(IS_DURATION(k));
       assert_int_equal(AS_DURATION(k), 1000);
     }
-    if (insns.items[i].op == OP_SAY) assert_int_equal(insns.items[i].line, 3);
+    if (insns.items[i].op == OP_SAY_K) assert_int_equal(insns.items[i].line, 3);
   }
   /* ... and the result of a statement is dropped */
   assert_int_equal(count_op(&insns, OP_POP), 2);
@@ -453,14 +458,28 @@ static void test_primitive_value_is_an_action(void **state) {
   assert_int_equal(actions, 1);
 }
 
-/* A bind statement of a primitive with a result: NOW pushes the time. */
+/* How often PRIM runs the builtin `name` in `root` and every prototype below it. */
+static int count_prim_in_tree(const ObjProto *root, const char *name) {
+  static ProtoList list;
+  static InsnList insns;
+  list.count = 0;
+  collect_protos(root, &list);
+  int n = 0, index = (int)(builtin_find(name) - builtin_table);
+  for (int i = 0; i < list.count; i++) {
+    decode(list.items[i], &insns);
+    for (int j = 0; j < insns.count; j++) n += insns.items[j].op == OP_PRIM && insns.items[j].operand == index;
+  }
+  return n;
+}
+
+/* A bind statement of a primitive with a result: PRIM now pushes the time. */
 static void test_bind_of_primitive(void **state) {
   UnitVM *u = *state;
   ObjClosure *init = compile_ok(u, "fn g() {\n  t <- now()\n  me <- myThreadId()\n  say(t)\n}\nmain = g()\n");
   const ObjProto *g = find_proto(init->proto, "g");
   assert_non_null(g);
-  assert_int_equal(count_op_in_tree(g, OP_NOW), 1);
-  assert_int_equal(count_op_in_tree(g, OP_MY_THREAD_ID), 1);
+  assert_int_equal(count_prim_in_tree(g, "now"), 1);
+  assert_int_equal(count_prim_in_tree(g, "myThreadId"), 1);
   assert_int_equal(count_op_in_tree(g, OP_SAY), 1);
   assert_int_equal(count_op_in_tree(g, OP_ACTION), 0);
 }
@@ -673,6 +692,50 @@ static void test_locals_shadow_builtins(void **state) {
   assert_protos_verify(init->proto);
 }
 
+static const char *const self_calls_source =
+    "fn sumTo(n, acc) = if n == 0 then acc else sumTo(n - 1, acc + n)\n"
+    "fn fib(n) = if n < 2 then n else fib(n - 1) + fib(n - 2)\n"
+    "fn ticks(n) {\n"
+    "  say(n)\n"
+    "  if n > 0 then ticks(n - 1) else return ()\n"
+    "}\n"
+    "fn shadowed(fib) = fib(1)\n"
+    "fn inner(n) = (fn(k) => inner(k))(n)\n"
+    "fn other(n) = sumTo(n, 0)\n"
+    "main = ticks(sumTo(3, 0))\n";
+
+/* A top-level function calling itself by name needs no callee check:
+ * CALL_SELF, TAIL_SELF in tail position, TAIL_SELF_BIND for an action
+ * function's last statement. A shadowed name, a lambda calling its outer
+ * function, or a call of another function is an ordinary call. */
+static void test_self_calls(void **state) {
+  UnitVM *u = *state;
+  ObjClosure *init = compile_ok(u, self_calls_source);
+  const ObjProto *sum = find_proto(init->proto, "sumTo");
+  assert_int_equal(count_op_in_tree(sum, OP_TAIL_SELF), 1);
+  assert_int_equal(count_op_in_tree(sum, OP_TAIL_CALL) + count_op_in_tree(sum, OP_CALL), 0);
+  const ObjProto *fib = find_proto(init->proto, "fib");
+  assert_int_equal(count_op_in_tree(fib, OP_CALL_SELF), 2);
+  assert_int_equal(count_op_in_tree(fib, OP_CALL), 0);
+  assert_int_equal(count_op_in_tree(find_proto(init->proto, "ticks"), OP_TAIL_SELF_BIND), 1);
+  const char *ordinary[] = {"shadowed", "inner", "other"};
+  for (int i = 0; i < 3; i++) {
+    const ObjProto *f = find_proto(init->proto, ordinary[i]);
+    assert_non_null(f);
+    assert_int_equal(count_op_in_tree(f, OP_CALL_SELF) + count_op_in_tree(f, OP_TAIL_SELF), 0);
+  }
+  assert_protos_verify(init->proto);
+}
+
+/* -O0 keeps every call ordinary, as io-sim makes it. */
+static void test_self_calls_O0(void **state) {
+  UnitVM *u = *state;
+  ObjClosure *init = compile_ok(u, self_calls_source);
+  assert_int_equal(count_op_in_tree(init->proto, OP_CALL_SELF) + count_op_in_tree(init->proto, OP_TAIL_SELF) +
+                       count_op_in_tree(init->proto, OP_TAIL_SELF_BIND),
+                   0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_verifier_rejects_bad_code, unit_setup_vm, unit_teardown_vm),
@@ -695,6 +758,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_error_definitions, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_failed_compile_returns_null, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_locals_shadow_builtins, unit_setup_vm, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_self_calls, unit_setup_vm, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_self_calls_O0, unit_setup_vm_O0, unit_teardown_vm),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

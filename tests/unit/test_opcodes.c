@@ -22,13 +22,14 @@ static void test_names_unique_and_present(void **state) {
   assert_string_equal(opcode_info[OP_TAIL_CALL_BIND].name, "TAIL_CALL_BIND");
 }
 
-/* The width follows the kind: one byte for slots, counts and builtins, two
- * for constants, globals and jumps; u16 operands read big-endian. */
+/* The width follows the kind: one byte for slots, counts, immediates and
+ * builtins, two for constants, globals and jumps; u16 operands read
+ * big-endian, immediates as signed bytes. */
 static void test_operand_widths(void **state) {
   (void)state;
   static const int width[] = {
       [OPERAND_NONE] = 0,  [OPERAND_LOCAL] = 1, [OPERAND_UPVALUE] = 1, [OPERAND_COUNT] = 1,
-      [OPERAND_BUILTIN] = 1, [OPERAND_CONST] = 2, [OPERAND_NAME] = 2,  [OPERAND_PROTO] = 2,
+      [OPERAND_IMM] = 1,   [OPERAND_SELF] = 1,  [OPERAND_SELF_ACTION] = 1, [OPERAND_BUILTIN] = 1, [OPERAND_CONST] = 2, [OPERAND_NAME] = 2,  [OPERAND_PROTO] = 2,
       [OPERAND_GLOBAL] = 2, [OPERAND_DEFINE] = 2, [OPERAND_JUMP] = 2,
   };
   for (int op = 0; op < OP_COUNT; op++) {
@@ -45,6 +46,8 @@ static void test_operand_widths(void **state) {
   assert_int_equal(opcode_operand(jump), 0x0102);
   assert_int_equal(opcode_operand(local), 0xfe);
   assert_int_equal(opcode_operand(add), 0);
+  const uint8_t addi[] = {OP_ADDI, 0xff, 0};
+  assert_int_equal(opcode_operand(addi), -1);
 }
 
 /* The formulas, for opcodes whose effect depends on the operand. */
@@ -63,7 +66,11 @@ static void test_formulas(void **state) {
   assert_int_equal(opcode_effect(OP_ACTION, say), 0);
   assert_int_equal(opcode_pops(OP_ACTION, show), OPCODE_VAR); /* a native builds no action */
   assert_int_equal(opcode_pops(OP_ACTION, builtin_count), OPCODE_VAR);
-  assert_int_equal(opcode_pops(OP_RUN_CALL, 0), OPCODE_VAR);
+  assert_int_equal(opcode_pushes(OP_RESUME, 0), OPCODE_VAR);
+  assert_int_equal(opcode_pops(OP_PRIM, BUILTIN_putMVar), 2);
+  assert_int_equal(opcode_effect(OP_PRIM, BUILTIN_putMVar), -1);
+  assert_int_equal(opcode_pops(OP_PRIM, BUILTIN_show), OPCODE_VAR); /* not an action */
+  assert_int_equal(opcode_effect(OP_TAIL_SELF, 3), -2);
   assert_string_equal(opcode_info[OP_RECORD].pops, "2*A");
 }
 
@@ -89,35 +96,44 @@ static void test_flags(void **state) {
   (void)state;
   for (int op = 0; op < OP_COUNT; op++) {
     unsigned flags = opcode_info[op].flags;
-    assert_int_equal(!!(flags & OPF_ENDS), op == OP_RETURN || op == OP_JUMP || op == OP_THREAD_EXIT);
+    assert_int_equal(!!(flags & OPF_ENDS), op == OP_RETURN || op == OP_JUMP || op == OP_THREAD_EXIT || op == OP_TAIL_SELF ||
+                                                op == OP_TAIL_SELF_BIND);
     assert_int_equal(!!(flags & OPF_THEN_BIND), op == OP_CALL_BIND);
     assert_int_equal(!!(flags & OPF_THEN_RETURN), op == OP_TAIL_BIND);
   }
   /* the opcodes of the VM's own prototypes, never in compiled scripts */
   const OpCode vm_only[] = {OP_THREAD_EXIT, OP_TIMEOUT_ARM, OP_TIMEOUT_CATCH, OP_CATCH_HANDLER, OP_MASK_PUSH,
-                            OP_TX_BEGIN,    OP_TX_ABORT,    OP_OR_ELSE_CATCH, OP_RESUME,        OP_RUN_CALL};
+                            OP_TX_BEGIN,    OP_TX_ABORT,    OP_OR_ELSE_CATCH, OP_RESUME};
   for (size_t i = 0; i < sizeof vm_only / sizeof vm_only[0]; i++) assert_true(opcode_info[vm_only[i]].flags & OPF_VM_ONLY);
-  const OpCode script[] = {OP_BIND, OP_TAIL_BIND, OP_CALL_BIND, OP_DELAY, OP_ATOMICALLY, OP_CATCH, OP_CONST};
+  const OpCode script[] = {OP_BIND, OP_TAIL_BIND, OP_CALL_BIND, OP_DELAY, OP_SAY, OP_PRIM, OP_CONST};
   for (size_t i = 0; i < sizeof script / sizeof script[0]; i++) assert_false(opcode_info[script[i]].flags & OPF_VM_ONLY);
 }
 
-/* Every builtin action names a script-level opcode that pops its
- * arguments, as opcode_check_builtins (run by vm_create) requires. */
+/* Every builtin is a native or an action with a function; an action runs
+ * by PRIM or by a script-level opcode of its own that pops its arguments,
+ * as opcode_check_builtins (run by vm_create) requires; arities fit the
+ * argument-type columns. */
 static void test_builtin_actions(void **state) {
   (void)state;
   assert_null(opcode_check_builtins());
+  assert_int_equal(builtin_count, BUILTIN_COUNT);
   for (int i = 0; i < builtin_count; i++) {
     const Builtin *b = &builtin_table[i];
-    if (b->op < 0) {
+    assert_true(b->arity >= 0 && b->arity <= BUILTIN_MAX_ARGS);
+    if (!builtin_is_action(b)) {
       assert_non_null(b->native);
+      assert_int_equal(b->op, -1);
       continue;
     }
     assert_null(b->native);
     assert_true(b->op < OP_COUNT);
     assert_false(opcode_info[b->op].flags & OPF_VM_ONLY);
+    if (b->op == OP_PRIM) continue;
     assert_int_equal(opcode_info[b->op].operand, OPERAND_NONE);
     assert_int_equal(opcode_pops((uint8_t)b->op, 0), b->arity);
   }
+  assert_int_equal(builtin_table[BUILTIN_delay].op, OP_DELAY);
+  assert_string_equal(builtin_table[BUILTIN_say].name, "say");
 }
 
 int main(void) {

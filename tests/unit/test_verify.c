@@ -100,7 +100,7 @@ static void test_unknown_opcode(void **state) {
 static void test_vm_only_opcode(void **state) {
   VM *vm = ((UnitVM *)*state)->vm;
   assert_verdict(vm, FN(OP_TX_BEGIN, OP_UNIT, OP_RETURN), "f (t.sim:1): an opcode only the VM may use at offset 0");
-  assert_verdict(vm, FN(OP_UNIT, OP_RUN_CALL, OP_RETURN), "f (t.sim:1): an opcode only the VM may use at offset 1");
+  assert_verdict(vm, FN(OP_UNIT, OP_RESUME, OP_RETURN), "f (t.sim:1): an opcode only the VM may use at offset 1");
 }
 
 static void test_cut_off_instruction(void **state) {
@@ -274,6 +274,23 @@ static void test_paths_meet_at_one_depth(void **state) {
   assert_verdict(vm, FN(OP_GET_LOCAL, 1, OP_JUMP_IF_FALSE, 0, 4, OP_UNIT, OP_JUMP, 0, 1, OP_UNIT, OP_RETURN), "ok");
 }
 
+/* A self call must match this prototype: a value function's CALL_SELF and
+ * TAIL_SELF of its arity, an action function's TAIL_SELF_BIND. TAIL_SELF
+ * ends its path (the frame starts again). */
+static void test_self_calls_match_the_prototype(void **state) {
+  VM *vm = ((UnitVM *)*state)->vm;
+  assert_verdict(vm, FN(OP_GET_LOCAL, 0, OP_GET_LOCAL, 1, OP_CALL_SELF, 1, OP_RETURN), "ok");
+  Shape two = FN(OP_GET_LOCAL, 0, OP_GET_LOCAL, 1, OP_UNIT, OP_CALL_SELF, 2, OP_RETURN);
+  two.slots = 5;
+  assert_verdict(vm, two, "f (t.sim:1): a self call that is not of this value function's arity at offset 5");
+  assert_verdict(vm, FN(OP_GET_LOCAL, 1, OP_TAIL_SELF, 1), "ok");
+  assert_verdict(vm, FN(OP_GET_LOCAL, 1, OP_TAIL_SELF_BIND, 1),
+                 "f (t.sim:1): a self call that is not of this action function's arity at offset 2");
+  Shape action = FN(OP_GET_LOCAL, 1, OP_TAIL_SELF_BIND, 1);
+  action.kind = PROTO_ACTION_FN;
+  assert_verdict(vm, action, "ok");
+}
+
 int main(void) {
 #define T(name) cmocka_unit_test_setup_teardown(name, unit_setup_vm_direct, unit_teardown_vm)
   const struct CMUnitTest tests[] = {
@@ -286,6 +303,7 @@ int main(void) {
       T(test_upvalues_in_range),       T(test_globals_in_range),         T(test_no_builtin_redefined),
       T(test_jumps_in_the_code),       T(test_stack_underflow),          T(test_stack_within_slots),
       T(test_runs_off_the_end),        T(test_paths_meet_at_one_depth),
+      T(test_self_calls_match_the_prototype),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -298,6 +298,12 @@ static const char *fresh_program =
     "  say(r)\n"
     "}\n";
 
+static bool count_object(void *ctx, Obj *obj) {
+  (void)obj;
+  ++*(int *)ctx;
+  return false;
+}
+
 static void test_runs_are_fresh(void **state) {
   (void)state;
   VMConfig config;
@@ -325,7 +331,11 @@ static void test_runs_are_fresh(void **state) {
       assert_int_equal(vm_events(u->vm), events);
     }
     vm_discard_run(u->vm); /* what the next run does first */
-    assert_true(u->vm->heap.used == 0 && u->vm->heap.large == NULL);
+    int young = 0;
+    heap_each(&u->vm->heap, true, count_object, &young);
+    assert_int_equal(young, 0);
+    assert_null(u->vm->heap.large);
+    assert_int_equal(u->vm->young_owner_count, 0);
     assert_null(u->vm->live);
     if (run == 0) heap = u->vm->bytes_allocated;
     assert_int_equal(u->vm->bytes_allocated, heap);
