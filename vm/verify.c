@@ -30,7 +30,8 @@ bool verify_stack_effect(uint8_t op, int operand, int *pops, int *effect) {
     case OP_TAIL_SELF: case OP_TAIL_SELF_BIND: *pops = operand; *effect = 1 - operand; break;
     case OP_ACTION:
     case OP_PRIM:
-      if (operand < builtin_count && builtin_is_action(&builtin_table[operand])) {
+    case OP_NATIVE:
+      if (operand < builtin_count && builtin_is_action(&builtin_table[operand]) == (op != OP_NATIVE)) {
         *pops = builtin_table[operand].arity;
         *effect = 1 - *pops;
       }
@@ -102,6 +103,7 @@ bool verify_proto(VM *vm, const ObjProto *proto, bool top_level, char *error, si
         case OP_TAIL_BIND: if (next >= n || chunk->code[next] != OP_RETURN) why = "TAIL_BIND not followed by RETURN"; break;
         case OP_ACTION: if (operand >= builtin_count || !builtin_is_action(&builtin_table[operand])) why = "ACTION of a builtin that is not an action"; break;
         case OP_PRIM: if (operand >= builtin_count || !builtin_is_action(&builtin_table[operand])) why = "PRIM of a builtin that is not an action"; break;
+        case OP_NATIVE: if (operand >= builtin_count || builtin_is_action(&builtin_table[operand])) why = "NATIVE of a builtin that is an action, or none"; break;
         case OP_CONST:
         case OP_DELAY_K:
         case OP_SAY_K:
