@@ -80,6 +80,10 @@ static const char *check_operand(const VM *vm, const ObjProto *proto, uint8_t op
       if (operand >= builtin_count || !builtin_is_action(&builtin_table[operand]))
         return named(why, size, "%s of a builtin that is not an action", name);
       break;
+    case OPERAND_NATIVE:
+      if (operand >= builtin_count || builtin_is_action(&builtin_table[operand]))
+        return named(why, size, "%s of a builtin that is an action, or none", name);
+      break;
     case OPERAND_CONST:
       if (operand >= k->count) return "a constant out of range";
       if (IS_PROTO(k->values[operand])) return named(why, size, "%s of a prototype (only CLOSURE may use one)", name);

@@ -214,7 +214,7 @@ static void compile_name(Compiler *c, const char *name, Loc loc) {
  * with as many arguments as it has parameters: a self call (CALL_SELF,
  * TAIL_SELF, TAIL_SELF_BIND) needs no callee fetched or checked. */
 static bool is_self_call(Compiler *c, const Expr *e) {
-  if (!c->vm->optimize || c->fn->self_global < 0 || e->kind != EXPR_CALL) return false;
+  if (c->fn->self_global < 0 || e->kind != EXPR_CALL) return false;
   const Expr *callee = e->as.call.callee;
   return callee->kind == EXPR_NAME && e->as.call.args.count == c->fn->proto->arity &&
          global_for(c, callee->as.name) == c->fn->self_global;
@@ -605,11 +605,12 @@ static void compile_call(Compiler *c, const Expr *e, bool tail) {
     return;
   }
   if (info) {
-    if (info->builtin && builtin_is_action(info->builtin) && info->arity == argc) {
-      /* build the primitive action without a call */
+    if (info->builtin && info->arity == argc) {
+      /* build the primitive action, or call the builtin function, without
+       * fetching and checking a callee */
       for (int i = 0; i < argc; i++) compile_expr(c, e->as.call.args.items[i], false);
       c->line = e->loc.line;
-      emit(c, OP_ACTION, (int)(info->builtin - builtin_table));
+      emit(c, builtin_is_action(info->builtin) ? OP_ACTION : OP_NATIVE, (int)(info->builtin - builtin_table));
       return;
     }
   }

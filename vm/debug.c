@@ -43,6 +43,7 @@ int debug_instruction(Buffer *out, const ObjProto *proto, int offset, const VM *
       buf_printf(out, "    ; to %04d", offset + opcode_size(op) + operand);
       break;
     case OPERAND_BUILTIN:
+    case OPERAND_NATIVE:
       if (operand < builtin_count) buf_printf(out, "    ; %s", builtin_table[operand].name);
       break;
     case OPERAND_NONE:

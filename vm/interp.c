@@ -639,6 +639,16 @@ next_thread:
 
   /* ---- primitives ---- */
 
+  CASE(NATIVE): {
+    /* a builtin function called by name: its entry checks the arguments */
+    const Builtin *called = &builtin_table[READ_BYTE()];
+    Value value;
+    STORE_FRAME(); /* it may allocate, or report an error here */
+    CHECK(called->native(vm, sp - called->arity, &value));
+    sp -= called->arity;
+    PUSH(value);
+    DISPATCH();
+  }
   CASE(PRIM):
     builtin = &builtin_table[READ_BYTE()];
     by_prelude = frame->closure->proto->prelude;

@@ -13,16 +13,39 @@
 #define GC_GROWTH 2
 
 
-Obj *gc_alloc(VM *vm, size_t size, ObjType type) {
-  if (!vm->gc_paused && (vm->gc_stress || vm->bytes_allocated + size > vm->next_gc)) gc_collect(vm);
-  if (vm->config.max_heap && !vm->heap_exceeded && vm->bytes_allocated + size > vm->config.max_heap &&
-      !vm->gc_paused) {
+void gc_update_limit(VM *vm) {
+  size_t limit = vm->gc_stress ? 0 : vm->next_gc;
+  if (vm->config.max_heap && !vm->heap_exceeded && vm->config.max_heap < limit) limit = vm->config.max_heap;
+  vm->alloc_limit = limit;
+}
+
+/* An allocation would pass alloc_limit: collect, and check --max-heap. */
+static void make_room(VM *vm, size_t size) {
+  if (vm->gc_paused) return; /* the compiler's objects are not rooted yet */
+  if (vm->gc_stress || vm->bytes_allocated + size > vm->next_gc) gc_collect(vm);
+  if (vm->config.max_heap && !vm->heap_exceeded && vm->bytes_allocated + size > vm->config.max_heap) {
     gc_collect(vm); /* count only what is live */
     if (vm->bytes_allocated + size > vm->config.max_heap) {
       vm->heap_exceeded = true;
       vm_update_stop(vm); /* the loop stops at its next call or bind */
     }
   }
+  gc_update_limit(vm);
+}
+
+/* The types whose objects own storage outside their slot (young_owners). */
+#define OWNER_TYPES (1u << OBJ_STRING | 1u << OBJ_TVAR | 1u << OBJ_PROTO)
+
+static void note_owner(VM *vm, Obj *obj) {
+  if (vm->young_owner_count == vm->young_owner_capacity) {
+    vm->young_owner_capacity = vm->young_owner_capacity ? 2 * vm->young_owner_capacity : 64;
+    vm->young_owners = xrealloc(vm->young_owners, (size_t)vm->young_owner_capacity * sizeof(Obj *));
+  }
+  vm->young_owners[vm->young_owner_count++] = obj;
+}
+
+Obj *gc_alloc(VM *vm, size_t size, ObjType type) {
+  if (__builtin_expect(vm->bytes_allocated + size > vm->alloc_limit, 0)) make_room(vm, size);
   vm->bytes_allocated += size;
   vm->stats.allocations++;
   vm->stats.bytes_allocated += size;
@@ -30,13 +53,7 @@ Obj *gc_alloc(VM *vm, size_t size, ObjType type) {
   Obj *obj = heap_alloc(&vm->heap, size);
   obj->type = type;
   obj->marked = false;
-  if (type == OBJ_STRING || type == OBJ_TVAR || type == OBJ_PROTO) {
-    if (vm->young_owner_count == vm->young_owner_capacity) {
-      vm->young_owner_capacity = vm->young_owner_capacity ? 2 * vm->young_owner_capacity : 64;
-      vm->young_owners = xrealloc(vm->young_owners, (size_t)vm->young_owner_capacity * sizeof(Obj *));
-    }
-    vm->young_owners[vm->young_owner_count++] = obj;
-  }
+  if (OWNER_TYPES >> type & 1) note_owner(vm, obj);
   return obj;
 }
 
@@ -309,6 +326,7 @@ void gc_collect(VM *vm) {
   /* the old generation is never traced again: only the young heap counts */
   size_t young = vm->bytes_allocated - vm->old_bytes;
   vm->next_gc = vm->old_bytes + (young * GC_GROWTH < GC_FIRST_THRESHOLD ? GC_FIRST_THRESHOLD : young * GC_GROWTH);
+  gc_update_limit(vm);
   vm->stats.gc_seconds += wall_seconds() - started;
 }
 
@@ -339,6 +357,7 @@ void gc_free_young(VM *vm) {
   heap_reset_young(&vm->heap);
   vm->bytes_allocated = vm->old_bytes;
   vm->next_gc = vm->old_bytes + GC_FIRST_THRESHOLD;
+  gc_update_limit(vm);
 }
 
 static bool free_object(void *ctx, Obj *obj) {

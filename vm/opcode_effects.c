@@ -6,13 +6,13 @@
 
 #include "builtins.h"
 
-/* The parameters of the action builtin A, or OPCODE_VAR. */
-static int action_arity(int a) {
-  return a < builtin_count && builtin_is_action(&builtin_table[a]) ? builtin_table[a].arity : OPCODE_VAR;
-}
+/* The parameters of builtin A, or OPCODE_VAR when there is none (the
+ * verifier's rule for the operand's kind says whether it may be an action
+ * or a function). */
+static int builtin_arity(int a) { return a < builtin_count ? builtin_table[a].arity : OPCODE_VAR; }
 
 /* The formulas' names: the operand is A. */
-#define ARITY action_arity(A)
+#define ARITY builtin_arity(A)
 #define VAR OPCODE_VAR
 
 int opcode_pops(uint8_t op, int A) {

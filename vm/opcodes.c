@@ -13,6 +13,7 @@
 #define WIDTH_SELF 1
 #define WIDTH_SELF_ACTION 1
 #define WIDTH_BUILTIN 1
+#define WIDTH_NATIVE 1
 #define WIDTH_CONST 2
 #define WIDTH_NAME 2
 #define WIDTH_PROTO 2

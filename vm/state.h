@@ -89,6 +89,7 @@ struct VM {
   size_t old_bytes;        /* of the old generation: the loaded program */
   size_t bytes_allocated;
   size_t next_gc;
+  size_t alloc_limit;      /* the least of next_gc and max_heap (0: stress) */
   int gc_paused;           /* > 0 while the compiler builds protos      */
   bool gc_stress;
   Table strings;           /* the intern set (weak)                     */

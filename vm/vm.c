@@ -170,6 +170,7 @@ VM *vm_create(const VMConfig *config) {
   vm->next_gc = 1024 * 1024;
   const char *stress = getenv("SIMVM_GC_STRESS");
   vm->gc_stress = stress && *stress && strcmp(stress, "0") != 0;
+  gc_update_limit(vm);
   vm->optimize = config->opt_level > 0;
   vm->result = UNIT_VAL;
   vm->main_action = UNDEFINED_VAL;
@@ -286,6 +287,7 @@ static SimStatus simulate(VM *vm, Value action) {
   vm->trace_capped = 0;
   if (vm->stop == STOP_TRACE_SIZE) vm->stop = 0; /* a trace cap ends one run; vm_stop all */
   vm->heap_exceeded = false;
+  gc_update_limit(vm); /* --max-heap may have changed since the last run */
   vm_update_stop(vm);
   vm->timer_seq = vm->transaction_counter = vm->block_counter = 0;
   vm->stm.undo_count = vm->stm.read_count = 0; /* a run may stop inside a transaction */

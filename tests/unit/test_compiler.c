@@ -158,7 +158,8 @@ static bool insn_effect(uint8_t op, int operand, int *effect) {
   switch (op) {
     case OP_SLIDE: *effect = -operand; return true;
     case OP_ACTION:
-    case OP_PRIM: *effect = 1 - builtin_table[operand].arity; return true;
+    case OP_PRIM:
+    case OP_NATIVE: *effect = 1 - builtin_table[operand].arity; return true;
     case OP_LIST: *effect = 1 - operand; return true;
     case OP_RECORD: *effect = 1 - 2 * operand; return true;
     case OP_CALL:
@@ -727,13 +728,35 @@ static void test_self_calls(void **state) {
   assert_protos_verify(init->proto);
 }
 
-/* -O0 keeps every call ordinary, as io-sim makes it. */
+/* -O0 changes how actions are built and bound, not calls: the value
+ * functions call themselves as at -O1, but an action function's last
+ * statement is bound as io-sim binds (TAIL_BIND of the action built). */
 static void test_self_calls_O0(void **state) {
   UnitVM *u = *state;
   ObjClosure *init = compile_ok(u, self_calls_source);
-  assert_int_equal(count_op_in_tree(init->proto, OP_CALL_SELF) + count_op_in_tree(init->proto, OP_TAIL_SELF) +
-                       count_op_in_tree(init->proto, OP_TAIL_SELF_BIND),
-                   0);
+  assert_int_equal(count_op_in_tree(find_proto(init->proto, "sumTo"), OP_TAIL_SELF), 1);
+  assert_int_equal(count_op_in_tree(find_proto(init->proto, "fib"), OP_CALL_SELF), 2);
+  assert_int_equal(count_op_in_tree(init->proto, OP_TAIL_SELF_BIND), 0);
+  assert_protos_verify(init->proto);
+}
+
+/* A builtin function called by its name is NATIVE, with no callee fetched;
+ * passed as a value, or shadowed by a local, it is an ordinary call. */
+static void test_builtin_calls_are_native(void **state) {
+  UnitVM *u = *state;
+  ObjClosure *init = compile_ok(u,
+                                "fn f(xs) = if isEmpty(xs) then 0 else head(xs) + length(tail(xs))\n"
+                                "fn g(xs) = map(head, xs)\n"
+                                "fn h(head, xs) = head(xs)\n"
+                                "main = say(f([1, 2]) + length(g([[1]])) + h(fn(x) => 0, []))\n");
+  const ObjProto *f = find_proto(init->proto, "f");
+  assert_int_equal(count_op_in_tree(f, OP_NATIVE), 4);
+  assert_int_equal(count_op_in_tree(f, OP_GET_GLOBAL) + count_op_in_tree(f, OP_CALL), 0);
+  const ObjProto *g = find_proto(init->proto, "g");
+  assert_int_equal(count_op_in_tree(g, OP_NATIVE), 0);
+  assert_int_equal(count_op_in_tree(g, OP_GET_GLOBAL), 2); /* map, and head as a value */
+  assert_int_equal(count_op_in_tree(find_proto(init->proto, "h"), OP_NATIVE), 0);
+  assert_protos_verify(init->proto);
 }
 
 int main(void) {
@@ -760,6 +783,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_locals_shadow_builtins, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_self_calls, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_self_calls_O0, unit_setup_vm_O0, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_builtin_calls_are_native, unit_setup_vm, unit_teardown_vm),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

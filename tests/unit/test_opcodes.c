@@ -29,7 +29,8 @@ static void test_operand_widths(void **state) {
   (void)state;
   static const int width[] = {
       [OPERAND_NONE] = 0,  [OPERAND_LOCAL] = 1, [OPERAND_UPVALUE] = 1, [OPERAND_COUNT] = 1,
-      [OPERAND_IMM] = 1,   [OPERAND_SELF] = 1,  [OPERAND_SELF_ACTION] = 1, [OPERAND_BUILTIN] = 1, [OPERAND_CONST] = 2, [OPERAND_NAME] = 2,  [OPERAND_PROTO] = 2,
+      [OPERAND_IMM] = 1,   [OPERAND_SELF] = 1,  [OPERAND_SELF_ACTION] = 1, [OPERAND_BUILTIN] = 1,
+      [OPERAND_NATIVE] = 1, [OPERAND_CONST] = 2, [OPERAND_NAME] = 2,  [OPERAND_PROTO] = 2,
       [OPERAND_GLOBAL] = 2, [OPERAND_DEFINE] = 2, [OPERAND_JUMP] = 2,
   };
   for (int op = 0; op < OP_COUNT; op++) {
@@ -64,12 +65,11 @@ static void test_formulas(void **state) {
   int say = (int)(builtin_find("say") - builtin_table), show = (int)(builtin_find("show") - builtin_table);
   assert_int_equal(opcode_pops(OP_ACTION, say), 1);
   assert_int_equal(opcode_effect(OP_ACTION, say), 0);
-  assert_int_equal(opcode_pops(OP_ACTION, show), OPCODE_VAR); /* a native builds no action */
+  assert_int_equal(opcode_pops(OP_NATIVE, show), 1);
   assert_int_equal(opcode_pops(OP_ACTION, builtin_count), OPCODE_VAR);
   assert_int_equal(opcode_pushes(OP_RESUME, 0), OPCODE_VAR);
   assert_int_equal(opcode_pops(OP_PRIM, BUILTIN_putMVar), 2);
   assert_int_equal(opcode_effect(OP_PRIM, BUILTIN_putMVar), -1);
-  assert_int_equal(opcode_pops(OP_PRIM, BUILTIN_show), OPCODE_VAR); /* not an action */
   assert_int_equal(opcode_effect(OP_TAIL_SELF, 3), -2);
   assert_string_equal(opcode_info[OP_RECORD].pops, "2*A");
 }
@@ -83,7 +83,10 @@ static void test_script_opcodes_have_effects(void **state) {
     if (opcode_info[op].flags & OPF_VM_ONLY) continue;
     int limit = opcode_info[op].width == 0 ? 1 : 256;
     for (int a = 0; a < limit; a++) {
-      if (opcode_info[op].operand == OPERAND_BUILTIN && (a >= builtin_count || builtin_table[a].op < 0)) continue;
+      if (opcode_info[op].operand == OPERAND_BUILTIN && (a >= builtin_count || !builtin_is_action(&builtin_table[a])))
+        continue;
+      if (opcode_info[op].operand == OPERAND_NATIVE && (a >= builtin_count || builtin_is_action(&builtin_table[a])))
+        continue;
       int pops = opcode_pops((uint8_t)op, a), pushes = opcode_pushes((uint8_t)op, a);
       if (pops == OPCODE_VAR || pushes == OPCODE_VAR) fail_msg("%s %d has no known effect", opcode_info[op].name, a);
       assert_true(pops >= 0 && pops <= 2 * 255 + 1);

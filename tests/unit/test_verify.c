@@ -274,6 +274,20 @@ static void test_paths_meet_at_one_depth(void **state) {
   assert_verdict(vm, FN(OP_GET_LOCAL, 1, OP_JUMP_IF_FALSE, 0, 4, OP_UNIT, OP_JUMP, 0, 1, OP_UNIT, OP_RETURN), "ok");
 }
 
+/* NATIVE calls a builtin function; an action builtin is PRIM's. */
+static void test_native_of_a_function(void **state) {
+  VM *vm = ((UnitVM *)*state)->vm;
+  int head = -1, delay = -1;
+  for (int i = 0; i < builtin_count; i++) {
+    if (strcmp(builtin_table[i].name, "head") == 0) head = i;
+    if (strcmp(builtin_table[i].name, "delay") == 0) delay = i;
+  }
+  assert_true(head >= 0 && delay >= 0);
+  assert_verdict(vm, FN(OP_GET_LOCAL, 1, OP_NATIVE, (uint8_t)head, OP_RETURN), "ok");
+  assert_verdict(vm, FN(OP_GET_LOCAL, 1, OP_NATIVE, (uint8_t)delay, OP_RETURN),
+                 "f (t.sim:1): NATIVE of a builtin that is an action, or none at offset 2");
+}
+
 /* A self call must match this prototype: a value function's CALL_SELF and
  * TAIL_SELF of its arity, an action function's TAIL_SELF_BIND. TAIL_SELF
  * ends its path (the frame starts again). */
@@ -303,7 +317,7 @@ int main(void) {
       T(test_upvalues_in_range),       T(test_globals_in_range),         T(test_no_builtin_redefined),
       T(test_jumps_in_the_code),       T(test_stack_underflow),          T(test_stack_within_slots),
       T(test_runs_off_the_end),        T(test_paths_meet_at_one_depth),
-      T(test_self_calls_match_the_prototype),
+      T(test_self_calls_match_the_prototype), T(test_native_of_a_function),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
