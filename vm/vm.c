@@ -18,8 +18,27 @@ void vm_config_init(VMConfig *config) {
   memset(config, 0, sizeof *config);
   config->max_time = -1;
   config->max_trace_size = (uint64_t)1 << 30;
+  config->say_block = 64 * 1024;
   config->opt_level = 1;
   config->program = "simvm";
+}
+
+void vm_flush_output(VM *vm) {
+  if (vm->out.length && vm->config.write_say) vm->config.write_say(vm->config.user, vm->out.data, vm->out.length);
+  /* the text stays in place: a say event the sinks are still seeing points at it */
+  vm->out.length = 0;
+}
+
+void vm_write_error(VM *vm, const char *text, size_t length) {
+  vm_flush_output(vm);
+  if (vm->config.write_error) vm->config.write_error(vm->config.user, text, length);
+}
+
+void vm_write_trace(VM *vm, int which, const char *text, size_t length) {
+  WriteFn write = which == 0 ? vm->config.write_trace : vm->config.write_trace_json;
+  if (!write || !vm_trace_room(vm, which, length)) return;
+  vm_flush_output(vm);
+  write(vm->config.user, text, length);
 }
 
 void vm_report(VM *vm, const char *fmt, ...) {
@@ -30,7 +49,7 @@ void vm_report(VM *vm, const char *fmt, ...) {
   int n = vsnprintf(text, sizeof text, fmt, ap);
   va_end(ap);
   if (n < 0) return;
-  vm->config.write_error(vm->config.user, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1);
+  vm_write_error(vm, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1);
 }
 
 /* ---- stopping ---- */
@@ -73,7 +92,7 @@ SimStatus vm_stopped(VM *vm) {
     duration_show(&out, vm->now);
     buf_printf(&out, " after %" PRIu64 " instruction%s\n", vm->steps, vm->steps == 1 ? "" : "s");
     sched_report_threads(vm, &out);
-    if (vm->config.write_error) vm->config.write_error(vm->config.user, out.data, out.length);
+    vm_write_error(vm, out.data, out.length);
     buf_free(&out);
     return SIM_INTERRUPTED;
   }
@@ -235,6 +254,7 @@ VM *vm_new(const VMConfig *config) {
 void vm_free(VM *vm) {
   if (!vm) return;
   events_stop(vm);
+  buf_free(&vm->out);
   /* the heap points into objects about to be freed: empty it first */
   timer_heap_clear(&vm->timers);
   gc_free_all(vm);
@@ -340,7 +360,9 @@ static SimStatus simulate(VM *vm, Value action) {
   events_start(vm);
   vm->main_thread = thread_new(vm, NULL, action);
   sched_enqueue(vm, vm->main_thread);
-  return interp_run(vm);
+  SimStatus status = interp_run(vm);
+  vm_flush_output(vm);
+  return status;
 }
 
 /* The load: every module's top level not yet run, in load order, on a main
