@@ -24,17 +24,17 @@ void prim_emit_say(VM *vm, ObjThread *thread, Value what) {
     vm->stats.events++;
     return;
   }
-  Buffer text;
-  buf_init(&text);
-  value_show(&text, what, false);
-  vm_work(vm, text.length);
-  if (vm->config.write_say) {
-    buf_append(&text, "\n", 1);
-    vm->config.write_say(vm->config.user, text.data, text.length);
-    buf_truncate(&text, text.length - 1);
-  }
-  vm_event(vm, .kind = EV_SAY, .thread = thread, .value = what, .text = buf_text(&text), .length = text.length);
-  buf_free(&text);
+  /* the line goes into the VM's output buffer (vm_flush_output) */
+  Buffer *out = &vm->out;
+  size_t start = out->length;
+  value_show(out, what, false);
+  size_t length = out->length - start;
+  vm_work(vm, length);
+  buf_append(out, "\n", 1);
+  /* a sink that writes flushes the buffer first: the line is whole by then */
+  vm_event(vm, .kind = EV_SAY, .thread = thread, .value = what, .text = out->data + start, .length = length);
+  if (!vm->config.write_say) buf_truncate(out, 0); /* for the sinks only: it held just this line */
+  else if (out->length >= vm->config.say_block) vm_flush_output(vm);
 }
 
 PrimResult prim_say(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {

@@ -496,7 +496,7 @@ static void report_deadlock(VM *vm) {
   }
   report_cycles(vm, &out, threads, count);
   free(threads);
-  if (vm->config.write_error) vm->config.write_error(vm->config.user, out.data, out.length);
+  vm_write_error(vm, out.data, out.length);
   buf_free(&out);
 }
 
@@ -513,7 +513,7 @@ SimStatus sched_main_ended(VM *vm, SimStatus status) {
   duration_show(&out, vm->now);
   buf_printf(&out, " with %d thread%s still alive (--strict-shutdown)\n", count, count == 1 ? "" : "s");
   for (ObjThread *t = oldest_live(vm); t; t = t->live_prev) describe_thread(vm, &out, t);
-  if (vm->config.write_error) vm->config.write_error(vm->config.user, out.data, out.length);
+  vm_write_error(vm, out.data, out.length);
   buf_free(&out);
   return SIM_FAILED;
 }
@@ -561,7 +561,7 @@ SimStatus sched_stopped(VM *vm) {
     duration_show(&out, vm->now);
     buf_printf(&out, " after %" PRIu64 " instruction%s\n", vm->steps, vm->steps == 1 ? "" : "s");
     sched_report_threads(vm, &out);
-    if (vm->config.write_error) vm->config.write_error(vm->config.user, out.data, out.length);
+    vm_write_error(vm, out.data, out.length);
     buf_free(&out);
     return SIM_INTERRUPTED;
   }

@@ -1,5 +1,5 @@
-/* The VM's shared services (see state.h): reports and runtime errors, the
- * run's limits and stopping, globals and file names. Everything in vm/ calls these, so they
+/* The VM's shared services (see state.h): output and reports, runtime
+ * errors, the run's limits and stopping, globals and file names. Everything in vm/ calls these, so they
  * call nothing above them. */
 #include "state.h"
 
@@ -9,6 +9,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+void vm_flush_output(VM *vm) {
+  if (vm->out.length && vm->config.write_say) vm->config.write_say(vm->config.user, vm->out.data, vm->out.length);
+  /* the text stays in place: a say event the sinks are still seeing points at it */
+  vm->out.length = 0;
+}
+
+void vm_write_error(VM *vm, const char *text, size_t length) {
+  vm_flush_output(vm);
+  if (vm->config.write_error) vm->config.write_error(vm->config.user, text, length);
+}
+
+void vm_write_trace(VM *vm, int which, const char *text, size_t length) {
+  WriteFn write = which == 0 ? vm->config.write_trace : vm->config.write_trace_json;
+  if (!write || !vm_trace_room(vm, which, length)) return;
+  vm_flush_output(vm);
+  write(vm->config.user, text, length);
+}
+
 void vm_report(VM *vm, const char *fmt, ...) {
   if (!vm->config.write_error) return;
   char text[2048];
@@ -17,7 +35,7 @@ void vm_report(VM *vm, const char *fmt, ...) {
   int n = vsnprintf(text, sizeof text, fmt, ap);
   va_end(ap);
   if (n < 0) return;
-  vm->config.write_error(vm->config.user, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1);
+  vm_write_error(vm, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1);
 }
 
 void rt_error(VM *vm, const char *fmt, ...) {

@@ -93,6 +93,7 @@ struct VM {
   int gc_paused;           /* > 0 while the compiler builds protos      */
   bool gc_stress;
   Table strings;           /* the intern set (weak)                     */
+  Buffer out;              /* say output not yet written (vm_flush_output) */
   Obj **young_owners;      /* young objects owning more than their slot:  */
   int young_owner_count;   /* interned strings, TVars, prototypes; what   */
   int young_owner_capacity;/* gc_free_young must visit                    */
@@ -220,6 +221,21 @@ void vm_report(VM *vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 /* Record a runtime error message (printf-style) for the interpreter to
  * raise: natives and primitives call it, then return their failure. */
 void rt_error(VM *vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Write `text` on write_error, after the say output buffered before it. */
+void vm_write_error(VM *vm, const char *text, size_t length);
+
+/* Write a line of trace output `which` (0 text on write_trace, 1 JSON lines
+ * on write_trace_json), after the say output buffered before it, if
+ * vm_trace_room allows. */
+void vm_write_trace(VM *vm, int which, const char *text, size_t length);
+
+/* Say output is gathered in vm->out and written on write_say in blocks of
+ * whole lines: once config.say_block bytes are waiting, before any trace or
+ * error output (so the streams interleave as the events happened), and
+ * when a run ends. */
+void vm_flush_output(VM *vm);
+
 
 
 #endif

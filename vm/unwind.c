@@ -90,7 +90,7 @@ static void thread_died(VM *vm, ObjThread *thread, Value exc) {
     buf_printf(&report, "%s: runtime error: %s\n  in thread %s at simulated time %s\n",
                e->where ? e->where->chars : "simvm", e->message->chars, name, when.data);
     if (e->trace) buf_append(&report, e->trace->chars, (size_t)e->trace->length);
-    if (vm->config.write_error) vm->config.write_error(vm->config.user, report.data, report.length);
+    vm_write_error(vm, report.data, report.length);
     buf_free(&report);
   } else if (thread == vm->main_thread) {
     vm_report(vm, "simvm: uncaught exception %s in thread %s at simulated time %s\n", text.data, name, when.data);
@@ -107,7 +107,7 @@ static void thread_died(VM *vm, ObjThread *thread, Value exc) {
       buf_append(&report, ")", 1);
     }
     buf_append(&report, "\n", 1);
-    if (vm->config.write_error) vm->config.write_error(vm->config.user, report.data, report.length);
+    vm_write_error(vm, report.data, report.length);
     buf_free(&report);
   }
   buf_free(&text);

@@ -19,6 +19,7 @@ void vm_config_init(VMConfig *config) {
   memset(config, 0, sizeof *config);
   config->max_time = -1;
   config->max_trace_size = (uint64_t)1 << 30;
+  config->say_block = 64 * 1024;
   config->opt_level = 1;
   config->program = "simvm";
 }
@@ -201,6 +202,7 @@ VM *vm_create(const VMConfig *config) {
 
 void vm_destroy(VM *vm) {
   events_stop(vm);
+  buf_free(&vm->out);
   /* the heap points into objects about to be freed: empty it first */
   timer_heap_clear(&vm->timers);
   gc_free_all(vm);
@@ -298,7 +300,9 @@ static SimStatus simulate(VM *vm, Value action) {
   events_start(vm);
   vm->main_thread = thread_new(vm, NULL, action);
   sched_enqueue(vm, vm->main_thread);
-  return interp_run(vm);
+  SimStatus status = interp_run(vm);
+  vm_flush_output(vm);
+  return status;
 }
 
 /* The load: every module's top level not yet run, in load order, on a main

@@ -40,7 +40,12 @@ typedef enum {
 typedef void (*WriteFn)(void *user, const char *text, size_t len);
 
 typedef struct {
-  WriteFn write_say;     /* each say: the text, then "\n"; NULL: discard    */
+  WriteFn write_say;     /* say output: whole lines ending in "\n", in blocks
+                            of about say_block bytes (at the latest when the
+                            run ends, and before any trace or error output);
+                            NULL: discard                                   */
+  size_t say_block;      /* bytes of say output gathered before write_say is
+                            called; default 64 KiB; 0: every line at once   */
   WriteFn write_trace;   /* trace lines when `trace` is set                 */
   WriteFn write_error;   /* diagnostics and runtime errors                  */
   WriteFn write_trace_json; /* each trace event as a line of JSON (--trace-json); NULL: none */

@@ -196,6 +196,7 @@ static UnitVM *stopping_vm(Stopper *s, int stop_after, SimStop why) {
   *s = (Stopper){0, stop_after, why};
   u->data = s;
   u->vm->config.write_say = say_then_stop;
+  u->vm->config.say_block = 0; /* each say written at once: the stop follows it */
   assert_status(unit_load(u, ticker), SIM_OK, u);
   return u;
 }
