@@ -74,7 +74,7 @@ void sched_thread_done(VM *vm, ObjThread *thread);
  * the live list: trace the threads still alive; with strict_shutdown, a
  * main that finished leaving any fails (reported). Returns the run's status. */
 SimStatus sched_main_ended(VM *vm, SimStatus status);
-/* The loop reached stop_at (a step, work or trace-size limit, or vm_stop):
+/* The loop reached stop_at (a step, work, heap or trace-size limit, or vm_stop):
  * report why (for a signal, with where each thread is) and return the
  * status vm_run gives. */
 SimStatus sched_stopped(VM *vm);
