@@ -50,3 +50,19 @@ bool parse_duration(const char *text, int64_t *out) {
   }
   return false;
 }
+
+bool parse_fail_on(const char *text, bool *uncaught, bool *limit) {
+  bool u = false, l = false;
+  const char *s = text;
+  for (;;) {
+    size_t n = strcspn(s, ",");
+    if (n == 8 && strncmp(s, "uncaught", 8) == 0) u = true;
+    else if (n == 5 && strncmp(s, "limit", 5) == 0) l = true;
+    else return false;
+    if (!s[n]) break;
+    s += n + 1;
+  }
+  *uncaught = u;
+  *limit = l;
+  return true;
+}

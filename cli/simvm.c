@@ -32,6 +32,9 @@ static const char usage_text[] =
     "  --max-threads N    stop when a fork would make more than N threads alive\n"
     "  --strict-shutdown  fail (exit 1) if main finishes while other threads are\n"
     "                     alive, listing them (io-sim's runSimStrictShutdown)\n"
+    "  --fail-on LIST     what else fails a run: uncaught (any thread dying of an\n"
+    "                     uncaught exception, not a kill or cancel), limit (in\n"
+    "                     --explore: a --max-... limit), or uncaught,limit\n"
     "  -O0                bind as io-sim does: every action is built as a value,\n"
     "                     and every bind copies the rest of its block to a heap\n"
     "                     continuation; same output and trace, more work\n"
@@ -51,9 +54,10 @@ static const char usage_text[] =
     "\n"
     "exit status:\n"
     "  0  main finished            3  compile error, bad bytecode\n"
-    "  1  main failed (uncaught    4  deadlock\n"
-    "     exception or error, or   5  a --max-... limit reached\n"
-    "     --strict-shutdown)\n"
+    "  1  the run failed (main's   4  deadlock\n"
+    "     uncaught exception or    5  a --max-... limit reached\n"
+    "     error, a failed assert,\n"
+    "     --fail-on, --strict-shutdown)\n"
     "  2  usage error or unreadable file\n"
     " 70  out of memory (the machine's)\n";
 
@@ -207,7 +211,7 @@ int main(int argc, char **argv) {
   config.write_say = write_out;
   config.write_trace = write_out;
   config.write_error = write_err;
-  bool quiet = false, print_result = false, optimize = true;
+  bool quiet = false, print_result = false, optimize = true, fail_on_limit = false;
   const char *profile_json = NULL, *profile_folded = NULL, *timeline_path = NULL;
   uint64_t repeat = 0; /* 0: one plain run */
   int i = 1;
@@ -237,6 +241,10 @@ int main(int argc, char **argv) {
       print_result = true;
     } else if (strcmp(arg, "--strict-shutdown") == 0) {
       config.strict_shutdown = true;
+    } else if (strcmp(arg, "--fail-on") == 0) {
+      if (++i == argc) return usage_error("%s needs a list of failures (uncaught, limit)", arg);
+      if (!parse_fail_on(argv[i], &config.fail_on_uncaught, &fail_on_limit))
+        return usage_error("--fail-on takes uncaught, limit or both (uncaught,limit), not '%s'", argv[i]);
     } else if (strcmp(arg, "--max-heap") == 0) {
       if (++i == argc) return usage_error("%s needs a size", arg);
       if (!parse_size(argv[i], &config.max_heap) || config.max_heap == 0)

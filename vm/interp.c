@@ -15,6 +15,7 @@
 
 #include "builtins.h"
 #include "mvar.h"
+#include "random.h"
 #include "sched.h"
 #include "stm.h"
 
@@ -62,11 +63,22 @@ void interp_note_raise(VM *vm, ObjThread *thread, Value exc, ObjThread *from) {
 }
 #endif
 
-/* A runtime-error exception carrying vm->error, where it happened and the stack trace. */
-static Value error_exception(VM *vm, ObjThread *thread) {
-  ObjException *exc = obj_exception(vm, EXC_ERROR, NULL);
+/* An exception of `kind` (a runtime error, a failed assertion) carrying
+ * `message`, where it happened and the stack trace. A runtime error is
+ * where its innermost frame is; an assertion in the innermost frame of
+ * the script's own code (the prelude's `when` would say nothing). */
+static Value located_exception(VM *vm, ObjThread *thread, ExceptionKind kind, const char *message) {
+  ObjException *exc = obj_exception(vm, kind, NULL);
   gc_push_root(vm, OBJ_VAL(exc));
-  exc->message = obj_cstring(vm, vm->error);
+  exc->message = obj_cstring(vm, message);
+  if (kind == EXC_ASSERT) {
+    for (int i = thread->frame_count - 1; i >= 0 && !exc->where; i--) {
+      const ObjProto *proto;
+      int line;
+      if (interp_frame_location(vm, &thread->frames[i], &proto, &line) && !proto->prelude)
+        exc->where = obj_stringf(vm, "%s:%d", proto->file, line);
+    }
+  }
   Buffer trace;
   buf_init(&trace);
   int shown = 0, hidden = 0;
@@ -86,9 +98,15 @@ static Value error_exception(VM *vm, ObjThread *thread) {
   if (trace.length) exc->trace = obj_string(vm, trace.data, (int)trace.length);
   buf_free(&trace);
   gc_pop_root(vm);
-  vm->has_error = false;
   return OBJ_VAL(exc);
 }
+
+/* A runtime-error exception carrying vm->error. */
+static Value error_exception(VM *vm, ObjThread *thread) {
+  vm->has_error = false;
+  return located_exception(vm, thread, EXC_ERROR, vm->error);
+}
+
 
 /* Deaths that need no report: kill() and the async library's cancel(). */
 static bool quiet_death(Value exc) {
@@ -99,6 +117,14 @@ static bool quiet_death(Value exc) {
     if (strcmp(record->fields[i].name->chars, "kind") == 0 && IS_STRING(record->fields[i].value))
       return strcmp(AS_CSTRING(record->fields[i].value), "AsyncCancelled") == 0;
   return false;
+}
+
+/* Whether the death of `thread` (not main) of `exc` fails the whole run:
+ * a failed assertion always; with --fail-on uncaught any death that is
+ * not a quiet one. */
+static bool death_fails_run(VM *vm, Value exc) {
+  if (IS_EXCEPTION(exc) && AS_EXCEPTION(exc)->kind == EXC_ASSERT) return true;
+  return vm->config.fail_on_uncaught && !quiet_death(exc);
 }
 
 #define DEATH_SHOW_LIMIT 200    /* bytes of the exception in a death report */
@@ -137,12 +163,12 @@ static void thread_died(VM *vm, ObjThread *thread, Value exc) {
   Buffer when;
   buf_init(&when);
   duration_show(&when, vm->now);
-  if (IS_EXCEPTION(exc) && AS_EXCEPTION(exc)->kind == EXC_ERROR) {
+  if (IS_EXCEPTION(exc) && (AS_EXCEPTION(exc)->kind == EXC_ERROR || AS_EXCEPTION(exc)->kind == EXC_ASSERT)) {
     ObjException *e = AS_EXCEPTION(exc);
     Buffer report;
     buf_init(&report);
-    buf_printf(&report, "%s: runtime error: %s\n  in thread %s at simulated time %s\n",
-               e->where ? e->where->chars : "simvm", e->message->chars, name, when.data);
+    buf_printf(&report, "%s: %s: %s\n  in thread %s at simulated time %s\n", e->where ? e->where->chars : "simvm",
+               e->kind == EXC_ASSERT ? "assertion failed" : "runtime error", e->message->chars, name, when.data);
     if (e->trace) buf_append(&report, e->trace->chars, (size_t)e->trace->length);
     if (vm->config.write_error) vm->config.write_error(vm->config.user, report.data, report.length);
     buf_free(&report);
@@ -913,6 +939,39 @@ next_thread:
     PEEK(0) = UNIT_VAL;
     DISPATCH();
   }
+  CASE(RANDOM): {
+    NOT_IN_TRANSACTION("random");
+    Value n = PEEK(0);
+    if (!IS_INT(n)) RUNTIME_ERROR("random needs an int bound, not %s", value_type_name(n));
+    if (AS_INT(n) < 1) RUNTIME_ERROR("random needs a bound of at least 1, not %" PRId64, AS_INT(n));
+    PEEK(0) = INT_VAL((int64_t)splitmix64_below(&thread->rng, (uint64_t)AS_INT(n)));
+    DISPATCH();
+  }
+  CASE(RANDOM_FLOAT):
+    NOT_IN_TRANSACTION("randomFloat");
+    PUSH(FLOAT_VAL(splitmix64_float(&thread->rng)));
+    DISPATCH();
+  CASE(ASSERT): {
+    /* allowed in a transaction, as throw is: the exception undoes it */
+    Value message = PEEK(0), cond = PEEK(1);
+    if (!IS_BOOL(cond)) RUNTIME_ERROR("assert needs a bool condition, not %s", value_type_name(cond));
+    if (AS_BOOL(cond)) {
+      thread->sp--;
+      PEEK(0) = UNIT_VAL;
+      DISPATCH();
+    }
+    STORE_FRAME();
+    Buffer text;
+    buf_init(&text);
+    value_show(&text, message, false); /* the message stays rooted on the stack */
+    exc = located_exception(vm, thread, EXC_ASSERT, buf_text(&text));
+    buf_free(&text);
+    thread->sp--;
+    PEEK(0) = UNIT_VAL;
+    interp_note_raise(vm, thread, exc, NULL);
+    trace_value(vm, thread, "throw ", exc, true, false);
+    goto throw_exception;
+  }
   CASE(TRACE_TVAR): {
     Value f = PEEK(0), target = PEEK(1);
     if (!IS_TVAR(target)) {
@@ -1467,9 +1526,11 @@ throw_exception:
     LOAD_FRAME();
     DISPATCH();
   }
-  if (thread == vm->main_thread) {
+  if (thread == vm->main_thread || death_fails_run(vm, exc)) {
     vm->steps = steps;
-    return sched_main_ended(vm, SIM_FAILED);
+    vm->failed_thread = thread;
+    vm->failure = exc;
+    return thread == vm->main_thread ? sched_main_ended(vm, SIM_FAILED) : SIM_FAILED;
   }
   goto next_thread;
 

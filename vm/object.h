@@ -134,7 +134,9 @@ typedef struct {
 typedef enum {
   EXC_KILLED,         /* ThreadKilled, thrown by kill()                    */
   EXC_ERROR,          /* a runtime error; message and stack trace inside  */
-  EXC_RETRY           /* retry(): unwinds to orElse or atomically          */
+  EXC_RETRY,          /* retry(): unwinds to orElse or atomically          */
+  EXC_ASSERT          /* assert(cond, message) failed: "AssertionFailed",
+                         with its message, place and stack trace         */
 } ExceptionKind;
 
 typedef struct {

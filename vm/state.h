@@ -103,6 +103,9 @@ struct VM {
   struct Timeline *timeline; /* with config.timeline (vm/events.c)      */
   int thread_serial;       /* threads created this run: their timeline tracks */
   Value result;
+  ObjThread *failed_thread; /* the thread whose death failed the run (main's, an
+                               assertion's, --fail-on uncaught), or NULL     */
+  Value failure;           /* the exception it died of                    */
   char error[512];         /* message of the runtime error being raised */
   bool has_error;
   bool heap_exceeded;      /* set by the allocator past max_heap; the loop stops */

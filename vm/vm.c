@@ -170,7 +170,7 @@ VM *vm_new(const VMConfig *config) {
   const char *stress = getenv("SIMVM_GC_STRESS");
   vm->gc_stress = stress && *stress && strcmp(stress, "0") != 0;
   vm->optimize = config->opt_level > 0;
-  vm->result = UNIT_VAL;
+  vm->result = vm->failure = UNIT_VAL;
   vm->main_action = UNDEFINED_VAL;
   table_init(&vm->strings);
   table_init(&vm->global_index);
@@ -281,8 +281,8 @@ static void reset_scheduler(VM *vm) {
   timer_heap_clear(&vm->timers);
   vm->run_queue.count = 0;
   vm->run_queue.head = 0;
-  vm->main_thread = vm->current = NULL;
-  vm->result = UNIT_VAL;
+  vm->main_thread = vm->current = vm->failed_thread = NULL;
+  vm->result = vm->failure = UNIT_VAL;
 }
 
 /* Start a simulation at time 0 with a main thread running `action`. */
