@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "builtins.h"
+#include "explore.h"
 #include "mvar.h"
 #include "random.h"
 #include "sched.h"
@@ -513,6 +514,14 @@ SimStatus INTERP_LOOP(VM *vm) {
       goto throw_exception;                                       \
     }                                                             \
   } while (0)
+/* A scheduling point, just after an effect on shared state (`object`, NULL
+ * for none; `write`: changed): under schedule exploration another thread
+ * may run from here (vm/explore.h). One predictable branch otherwise. */
+#define EXPLORE_POINT(object, write)                                                                   \
+  do {                                                                                                 \
+    if (__builtin_expect(vm->explore != NULL, 0) && explore_point(vm, thread, (Obj *)(object), (write))) \
+      goto switch_thread;                                                                              \
+  } while (0)
 /* Effects other than TVar access are not allowed inside a transaction. */
 #define NOT_IN_TRANSACTION(name)                                                                 \
   do {                                                                                           \
@@ -927,8 +936,16 @@ next_thread:
     DISPATCH();
   CASE(READ_TVAR_IO):
     if (!IS_TVAR(PEEK(0))) RUNTIME_ERROR("readTVarIO needs a TVar, not %s", value_type_name(PEEK(0)));
-    if (thread->in_transaction) stm_read(vm, thread, AS_TVAR(PEEK(0)));
-    PEEK(0) = AS_TVAR(PEEK(0))->value;
+    if (thread->in_transaction) {
+      stm_read(vm, thread, AS_TVAR(PEEK(0)));
+      PEEK(0) = AS_TVAR(PEEK(0))->value;
+      DISPATCH();
+    }
+    {
+      Obj *tvar = AS_OBJ(PEEK(0));
+      PEEK(0) = AS_TVAR(PEEK(0))->value;
+      EXPLORE_POINT(tvar, false);
+    }
     DISPATCH();
   CASE(WRITE_TVAR): {
     IN_TRANSACTION("writeTVar");
@@ -1083,6 +1100,7 @@ next_thread:
     STORE_FRAME();
     emit_say(vm, thread, PEEK(0));
     PEEK(0) = UNIT_VAL;
+    EXPLORE_POINT(NULL, false);
     DISPATCH();
   }
   CASE(FORK): {
@@ -1108,6 +1126,7 @@ next_thread:
       buf_free(&id);
     }
     PEEK(0) = OBJ_VAL(child);
+    EXPLORE_POINT(NULL, false);
     DISPATCH();
   }
   CASE(NOW):
@@ -1170,7 +1189,10 @@ next_thread:
     /* a throw that would wait is an interruptible point: an exception
      * already waiting for this thread comes first, and nothing is thrown */
     if (!sched_would_deliver(AS_THREAD(target))) INTERRUPTIBLE_POINT();
-    if (sched_throw_to(vm, thread, AS_THREAD(target), exc)) DISPATCH();
+    if (sched_throw_to(vm, thread, AS_THREAD(target), exc)) {
+      EXPLORE_POINT(AS_OBJ(target), true);
+      DISPATCH();
+    }
     /* the target has exceptions masked: wait until it takes this one */
     sched_block(vm, thread, BLOCKED_THROW);
     thread->wait_object = &AS_THREAD(target)->obj;
@@ -1240,6 +1262,7 @@ next_thread:
     bool done = op == OP_TAKE_MVAR ? mvar_try_take(vm, AS_MVAR(target), &value) : mvar_try_read(AS_MVAR(target), &value);
     if (done) {
       PEEK(0) = value;
+      EXPLORE_POINT(AS_OBJ(target), op == OP_TAKE_MVAR);
       DISPATCH();
     }
     INTERRUPTIBLE_POINT();
@@ -1256,6 +1279,7 @@ next_thread:
     if (mvar_try_put(vm, AS_MVAR(target), value)) {
       thread->sp--;
       PEEK(0) = UNIT_VAL;
+      EXPLORE_POINT(AS_OBJ(target), true);
       DISPATCH();
     }
     INTERRUPTIBLE_POINT();
@@ -1277,6 +1301,7 @@ next_thread:
     } else {
       PEEK(0) = NONE_VAL;
     }
+    EXPLORE_POINT(AS_OBJ(target), true);
     DISPATCH();
   }
   CASE(TRY_PUT_MVAR): {
@@ -1287,6 +1312,7 @@ next_thread:
     bool put = mvar_try_put(vm, AS_MVAR(target), value);
     thread->sp--;
     PEEK(0) = BOOL_VAL(put);
+    EXPLORE_POINT(AS_OBJ(target), true);
     DISPATCH();
   }
   CASE(LABEL_MVAR): {
@@ -1532,6 +1558,10 @@ throw_exception:
     vm->failure = exc;
     return thread == vm->main_thread ? sched_main_ended(vm, SIM_FAILED) : SIM_FAILED;
   }
+  goto next_thread;
+
+switch_thread: /* EXPLORE_POINT: another thread runs now */
+  STORE_FRAME();
   goto next_thread;
 
 heap_limit_reached:

@@ -158,6 +158,7 @@ typedef struct {
   ObjThread *putters_head, *putters_tail; /* putMVar, in order               */
   ObjThread *last_taker;   /* who last took its value, or NULL: the deadlock */
   ObjThread *last_putter;  /* report's wait-for edges                        */
+  uint64_t explore_id;     /* the same in every run (vm/explore.h); 0 unexplored */
 } ObjMVar;
 
 /* A TVar: a variable read and written only by transactions (vm/stm.h). */
@@ -173,6 +174,7 @@ typedef struct {
   Timer timer;           /* registerDelay's timer (kind TIMER_TVAR)         */
   Value trace_fn;        /* traceTVar's f(old, new), or UNIT_VAL: none      */
   ObjThread *last_writer; /* whose commit last wrote it (NULL: none, or a timer) */
+  uint64_t explore_id;   /* the same in every run (vm/explore.h); 0 unexplored */
 } ObjTVar;
 
 /* A heap continuation (-O0, io-sim's strategy): the frame a bind left,

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "explore.h"
 #include "interp.h"
 #include "mvar.h"
 #include "stm.h"
@@ -470,6 +471,19 @@ static void report_cycles(VM *vm, Buffer *out, ObjThread **threads, int count) {
   free(index);
 }
 
+void sched_describe_deadlock(VM *vm, Buffer *out) {
+  int count = 0;
+  for (ObjThread *t = vm->live; t; t = t->live_next) count++;
+  ObjThread **threads = xrealloc(NULL, (size_t)(count ? count : 1) * sizeof *threads);
+  count = 0;
+  for (ObjThread *t = oldest_live(vm); t; t = t->live_prev) {
+    threads[count++] = t;
+    describe_thread(vm, out, t);
+  }
+  report_cycles(vm, out, threads, count);
+  free(threads);
+}
+
 /* Name every blocked thread, oldest first, with what it waits on, where,
  * and who last acted on it; then the cycles among them. */
 static void report_deadlock(VM *vm) {
@@ -478,16 +492,7 @@ static void report_deadlock(VM *vm) {
   buf_printf(&out, "simvm: deadlock at ");
   duration_show(&out, vm->now);
   buf_printf(&out, ": no thread can run and no timer is set\n");
-  int count = 0;
-  for (ObjThread *t = vm->live; t; t = t->live_next) count++;
-  ObjThread **threads = xrealloc(NULL, (size_t)(count ? count : 1) * sizeof *threads);
-  count = 0;
-  for (ObjThread *t = oldest_live(vm); t; t = t->live_prev) {
-    threads[count++] = t;
-    describe_thread(vm, &out, t);
-  }
-  report_cycles(vm, &out, threads, count);
-  free(threads);
+  sched_describe_deadlock(vm, &out);
   if (vm->config.write_error) vm->config.write_error(vm->config.user, out.data, out.length);
   buf_free(&out);
 }
@@ -526,12 +531,14 @@ ObjThread *sched_next(VM *vm, SimStatus *status) {
       RunEntry entry = run_queue_pop(vm);
       if (entry.timeout) {
         if (entry.timeout->state != TIMEOUT_FIRED) continue; /* the action finished first */
+        if (vm->explore) explore_access(vm, &entry.thread->obj, true);
         supersede_timeouts(entry.thread);
         entry.timeout->state = TIMEOUT_THROWN;
         sched_throw_to(vm, NULL, entry.thread, OBJ_VAL(entry.timeout));
         continue;
       }
       if (entry.thread->state != THREAD_RUNNABLE) continue;
+      if (vm->explore && !(entry.thread = explore_pick(vm, entry.thread))) return *status = SIM_LIMIT, NULL;
       vm->current = entry.thread;
       return entry.thread;
     }

@@ -67,6 +67,12 @@ void sched_thread_done(VM *vm, ObjThread *thread);
  * main that finished leaving any fails (reported). Returns the run's status. */
 SimStatus sched_main_ended(VM *vm, SimStatus status);
 
+/* The lines of a deadlock report after its first: a line per thread still
+ * alive ("  thread 1 (worker) is blocked in takeMVar on <mvar m> at
+ * x.sim:4; last taken by main"), then one per wait-for cycle ("  cycle:
+ * ..."). Also for describing a deadlock in one line (vm/explore.c). */
+void sched_describe_deadlock(VM *vm, Buffer *out);
+
 /* now + ns, saturating at the largest representable time. */
 int64_t sched_deadline(int64_t now, int64_t ns);
 

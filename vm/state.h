@@ -94,6 +94,8 @@ struct VM {
   ObjThread *main_thread;
   ObjThread *current;
   Timer **due;             /* scratch: the timers of one instant        */
+  struct Explorer *explore; /* schedule exploration (vm/explore.h), or NULL:
+                               io-sim's schedule                           */
   int due_capacity;
 
   /* results and accounting */

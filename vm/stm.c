@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include "explore.h"
 #include "sched.h"
 
 #define GROW(array, count, capacity)                                          \
@@ -21,7 +22,7 @@ void stm_begin(VM *vm, ObjThread *thread) {
 }
 
 void stm_read(VM *vm, ObjThread *thread, ObjTVar *tvar) {
-  (void)vm;
+  if (vm->explore) explore_access(vm, &tvar->obj, false);
   if (tvar->read_stamp == thread->transaction_id) return;
   tvar->read_stamp = thread->transaction_id;
   GROW(thread->reads, thread->read_count, thread->read_capacity);
@@ -29,7 +30,7 @@ void stm_read(VM *vm, ObjThread *thread, ObjTVar *tvar) {
 }
 
 void stm_write(VM *vm, ObjThread *thread, ObjTVar *tvar, Value value) {
-  (void)vm;
+  if (vm->explore) explore_access(vm, &tvar->obj, true);
   GROW(thread->undo, thread->undo_count, thread->undo_capacity);
   thread->undo[thread->undo_count++] = (UndoEntry){tvar, tvar->value};
   tvar->value = value;

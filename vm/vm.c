@@ -322,12 +322,15 @@ static SimStatus load_program(VM *vm) {
   ObjClosure *load = boot_closure(vm, "<load>", &code);
   vm->gc_paused--;
   VMConfig config = vm->config;
+  struct Explorer *explore = vm->explore; /* top levels have no schedule to explore */
+  vm->explore = NULL;
   vm->config.trace = vm->config.timeline = vm->config.profile = false;
   vm->config.write_trace_json = NULL;
   profile_free(vm->profile);
   vm->profile = NULL;
   SimStatus status = simulate(vm, OBJ_VAL(load));
   vm->config = config;
+  vm->explore = explore;
   vm->load_steps += vm->steps;
   reset_scheduler(vm);
   if (status != SIM_OK) return status;
