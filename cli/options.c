@@ -66,3 +66,16 @@ bool parse_fail_on(const char *text, bool *uncaught, bool *limit) {
   *limit = l;
   return true;
 }
+
+bool parse_shard(const char *text, uint64_t *index, uint64_t *count) {
+  const char *slash = strchr(text, '/');
+  if (!slash || slash == text || slash - text > 19) return false;
+  char number[20];
+  memcpy(number, text, (size_t)(slash - text));
+  number[slash - text] = '\0';
+  uint64_t i, n;
+  if (!parse_count(number, &i) || !parse_count(slash + 1, &n) || i < 1 || i > n) return false;
+  *index = i;
+  *count = n;
+  return true;
+}

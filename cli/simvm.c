@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "../vm/state.h"
+#include "explore.h"
 #include "options.h"
 
 static const char usage_text[] =
@@ -100,9 +101,14 @@ static double clock_seconds(clockid_t clock) {
 
 static double wall_now(void) { return clock_seconds(CLOCK_MONOTONIC); }
 
+/* --seed and --replay: the schedule's explorer runs each run */
+static Explorer *explorer;
+
+static SimStatus run_vm(VM *vm) { return explorer ? explore_run(explorer) : vm_run(vm); }
+
 static SimStatus run_once(VM *vm, double *wall) {
   double started = wall_now();
-  SimStatus status = vm_run(vm);
+  SimStatus status = run_vm(vm);
   *wall = wall_now() - started;
   return status;
 }
@@ -149,7 +155,7 @@ static SimStatus run_repeated(VM *vm, uint64_t runs, double *wall) {
     uint64_t n = runs - next + 1 < batch ? runs - next + 1 : batch;
     double cpu_started = clock_seconds(CLOCK_PROCESS_CPUTIME_ID), started = wall_now();
     for (uint64_t k = 0; k < n && status == SIM_OK; k++) {
-      status = vm_run(vm);
+      status = run_vm(vm);
       if (status == SIM_OK && (vm_steps(vm) != steps || vm_events(vm) != events)) {
         fprintf(stderr, "simvm: run %" PRIu64 " counted %" PRIu64 " instructions and %" PRIu64
                         " events, run 2 %" PRIu64 " and %" PRIu64 ": runs are not independent\n",
@@ -214,6 +220,12 @@ int main(int argc, char **argv) {
   bool quiet = false, print_result = false, optimize = true, fail_on_limit = false;
   const char *profile_json = NULL, *profile_folded = NULL, *timeline_path = NULL;
   uint64_t repeat = 0; /* 0: one plain run */
+  ExploreOptions explore;
+  explore_options_init(&explore);
+  bool strategy_given = false, explore_only = false; /* explore_only: an option that needs --explore */
+  const char *explore_option = NULL, *replay_path = NULL;
+  bool seed_given = false;
+  uint64_t seed = 0;
   int i = 1;
   for (; i < argc && argv[i][0] == '-' && argv[i][1] != '\0'; i++) {
     const char *arg = argv[i];
@@ -277,6 +289,64 @@ int main(int argc, char **argv) {
       if (++i == argc) return usage_error("%s needs a number", arg);
       if (!parse_count(argv[i], &repeat) || repeat == 0 || repeat > 100000000)
         return usage_error("--repeat needs a positive whole number, not '%s'", argv[i]);
+    } else if (strcmp(arg, "--explore") == 0) {
+      if (++i == argc) return usage_error("%s needs a number of schedules", arg);
+      if (!parse_count(argv[i], &explore.count) || explore.count == 0)
+        return usage_error("--explore needs a positive whole number of schedules, not '%s'", argv[i]);
+    } else if (strcmp(arg, "--seed") == 0) {
+      if (++i == argc) return usage_error("%s needs a number", arg);
+      if (!parse_count(argv[i], &seed)) return usage_error("--seed needs a whole number, not '%s'", argv[i]);
+      seed_given = true;
+    } else if (strcmp(arg, "--strategy") == 0) {
+      if (++i == argc) return usage_error("%s needs a strategy (pct, random or exhaustive)", arg);
+      if (!explore_parse_strategy(argv[i], &explore.strategy))
+        return usage_error("--strategy takes pct, random or exhaustive (or dfs, unpruned), not '%s'", argv[i]);
+      strategy_given = true;
+    } else if (strcmp(arg, "--depth") == 0) {
+      uint64_t n;
+      if (++i == argc) return usage_error("%s needs a number", arg);
+      if (!parse_count(argv[i], &n) || n == 0 || n > 1000)
+        return usage_error("--depth needs a whole number from 1 to 1000, not '%s'", argv[i]);
+      explore.depth = (int)n;
+    } else if (strcmp(arg, "--preemptions") == 0) {
+      uint64_t n;
+      if (++i == argc) return usage_error("%s needs a number", arg);
+      if (!parse_count(argv[i], &n) || n > 1000000)
+        return usage_error("--preemptions needs a whole number (0 or more), not '%s'", argv[i]);
+      explore.preemptions = (int)n;
+      explore_option = arg;
+      explore_only = true;
+    } else if (strcmp(arg, "--jobs") == 0) {
+      uint64_t n;
+      if (++i == argc) return usage_error("%s needs a number", arg);
+      if (!parse_count(argv[i], &n) || n == 0 || n > 1024)
+        return usage_error("--jobs needs a number of processes from 1 to 1024, not '%s'", argv[i]);
+      explore.jobs = (int)n;
+      explore_option = arg;
+      explore_only = true;
+    } else if (strcmp(arg, "--shard") == 0) {
+      if (++i == argc) return usage_error("%s needs I/N", arg);
+      if (!parse_shard(argv[i], &explore.shard, &explore.shards))
+        return usage_error("--shard needs I/N with 1 <= I <= N (the I-th of N slices of the seeds), not '%s'",
+                           argv[i]);
+      explore_option = arg;
+      explore_only = true;
+    } else if (strcmp(arg, "--json") == 0) {
+      explore.json = true;
+      explore_option = arg;
+      explore_only = true;
+    } else if (strcmp(arg, "--no-shrink") == 0) {
+      explore.shrink = false;
+      explore_option = arg;
+      explore_only = true;
+    } else if (strcmp(arg, "--schedule-out") == 0) {
+      if (++i == argc) return usage_error("%s needs a file name", arg);
+      explore.schedule_out = argv[i];
+      explore_option = arg;
+      explore_only = true;
+    } else if (strcmp(arg, "--replay") == 0) {
+      if (++i == argc) return usage_error("%s needs a schedule file", arg);
+      replay_path = argv[i];
     } else if (strcmp(arg, "--max-steps") == 0) {
       if (++i == argc) return usage_error("%s needs a number", arg);
       if (!parse_count(argv[i], &config.max_steps) || config.max_steps == 0)
@@ -291,6 +361,30 @@ int main(int argc, char **argv) {
   }
   if (i == argc) return usage_error("%s", "no script given");
   const char *path = argv[i++];
+  /* which options go together */
+  bool dfs = explore.strategy == EXPLORE_EXHAUSTIVE || explore.strategy == EXPLORE_DFS;
+  if (explore.count) {
+    if (replay_path) return usage_error("%s", "--replay runs one schedule: it cannot be combined with --explore");
+    if (repeat || config.profile || trace_json_path || timeline_path || print_result)
+      return usage_error("%s", "--explore reports on its own: --repeat, --profile..., --trace-json, --timeline and "
+                               "--result go with single runs (--seed, --replay)");
+    if (dfs && (explore.jobs > 1 || explore.shards > 1))
+      return usage_error("%s", "--jobs and --shard split the seeds of pct and random; exhaustive search runs in one "
+                               "process");
+    if (seed_given) explore.first_seed = seed;
+    explore.seed_given = seed_given;
+  } else {
+    if (explore_only) return usage_error("%s needs --explore", explore_option);
+    if (replay_path && (seed_given || strategy_given))
+      return usage_error("%s", "--replay runs the schedule its file gives: no --seed or --strategy with it");
+    if (seed_given && dfs)
+      return usage_error("%s", "--seed runs one schedule of pct or random; exhaustive search needs --explore");
+    if (strategy_given && !seed_given && !replay_path)
+      return usage_error("%s", "--strategy needs --explore, or --seed for one schedule");
+  }
+  explore.script = path;
+  explore.quiet = quiet;
+  explore.fail_on_limit = fail_on_limit;
   config.argv = (const char **)argv + i;
   config.argc = argc - i;
   if (quiet || config.trace) config.write_say = NULL;
@@ -312,8 +406,24 @@ int main(int argc, char **argv) {
     return SIM_FAILED;
   }
   SimStatus status = vm_load_file(vm, path);
+  if (status == SIM_OK && explore.count) {
+    int code = explore_command(vm, &explore);
+    vm_free(vm);
+    return code;
+  }
+  if (status == SIM_OK && replay_path) {
+    int code;
+    explorer = explore_replay_file(vm, replay_path, path, config.max_steps != 0, &code);
+    if (!explorer && code >= 0) {
+      vm_free(vm);
+      return code;
+    }
+  } else if (status == SIM_OK && seed_given) {
+    explorer = explore_seeded(vm, explore.strategy, seed, explore.depth);
+  }
   double wall = 0;
   if (status == SIM_OK) status = repeat ? run_repeated(vm, repeat, &wall) : run_once(vm, &wall);
+  if (explorer && replay_path && explore_replay_failed(explorer, replay_path, path)) status = SIM_COMPILE_ERROR;
   if (config.profile && (status == SIM_OK || status == SIM_FAILED || status == SIM_DEADLOCK || status == SIM_LIMIT)) {
     fflush(stdout);
     if (!profile_json && !profile_folded) vm_write_profile(vm, stderr, 't', wall);
@@ -332,6 +442,7 @@ int main(int argc, char **argv) {
     printf("%s\n", text);
     free(text);
   }
+  explore_free(explorer);
   vm_free(vm);
   if (fflush(stdout) != 0) output_failed();
   return (int)status;
