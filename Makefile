@@ -109,6 +109,7 @@ unit-test: $(UNIT_TESTS)
 script-test: all
 	@bash tests/run_scripts.sh $(BUILD)/simvm $(BUILD)/simvm-switch
 	@bash tests/run_cli.sh $(BUILD)
+	@bash tests/run_explore.sh $(BUILD)
 
 test: all unit-test script-test
 

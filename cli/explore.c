@@ -261,6 +261,7 @@ static void outcomes_free(Outcomes *o) {
 typedef struct {
   Outcomes outcomes;
   uint64_t runs, failures, abandoned;
+  uint64_t stopped;            /* at a limit, not a failure               */
   bool found;                  /* a failure: the first is below           */
   Record first;                /* its record (description owned)          */
   Deviation *first_devs;       /* dfs: its deviations                     */
@@ -284,13 +285,17 @@ static void show_progress(Sweep *s, bool final) {
   fflush(stderr);
 }
 
+static const char *json_verdict(bool failure, const char *kind) {
+  return failure ? "fail" : strcmp(kind, "limit") == 0 ? "stop" : "pass";
+}
+
 /* A run's JSON line (--json). */
 static void json_record(const Context *cx, const Record *r) {
   Buffer line;
   buf_init(&line);
   bool dfs = cx->options->strategy == EXPLORE_EXHAUSTIVE || cx->options->strategy == EXPLORE_DFS;
   buf_printf(&line, "{\"%s\": %" PRIu64 ", \"outcome\": \"%s\", \"kind\": \"%s\", \"description\": ",
-             dfs ? "schedule" : "seed", r->id, r->failure ? "fail" : "pass", r->kind);
+             dfs ? "schedule" : "seed", r->id, json_verdict(r->failure, r->kind), r->kind);
   json_string(&line, r->description);
   buf_printf(&line, ", \"steps\": %d, \"deviations\": %d, \"preemptions\": %d}\n", r->steps, r->deviations,
              r->preemptions);
@@ -301,6 +306,7 @@ static void json_record(const Context *cx, const Record *r) {
 /* Count a run; it keeps or frees r's description. */
 static void take_record(Context *cx, Sweep *s, Record *r) {
   s->runs++;
+  if (!r->failure && strcmp(r->kind, "limit") == 0) s->stopped++;
   outcomes_add(&s->outcomes, r);
   if (cx->options->json) json_record(cx, r);
   if (r->failure) {
@@ -795,6 +801,11 @@ bool explore_replay_failed(Explorer *ex, const char *path, const char *script) {
 
 /* ---- the report ---- */
 
+/* "pass", "FAIL", or "stop" for a limit that is not a failure. */
+static const char *verdict(bool failure, const char *kind) {
+  return failure ? "FAIL" : strcmp(kind, "limit") == 0 ? "stop" : "pass";
+}
+
 static void print_outcomes(const Sweep *s) {
   uint64_t widest = 1;
   for (int i = 0; i < s->outcomes.count; i++)
@@ -802,7 +813,7 @@ static void print_outcomes(const Sweep *s) {
   int width = snprintf(NULL, 0, "%" PRIu64, widest);
   for (int i = 0; i < s->outcomes.count; i++) {
     const Outcome *o = &s->outcomes.items[i];
-    printf("  %*" PRIu64 "  %s  %s\n", width, o->count, o->failure ? "FAIL" : "pass", o->description);
+    printf("  %*" PRIu64 "  %s  %s\n", width, o->count, verdict(o->failure, o->kind), o->description);
   }
 }
 
@@ -848,7 +859,7 @@ static void json_summary(const Context *cx, const Sweep *s, double seconds, cons
   for (int i = 0; i < s->outcomes.count; i++) {
     const Outcome *x = &s->outcomes.items[i];
     buf_printf(&out, "%s{\"outcome\": \"%s\", \"kind\": \"%s\", \"description\": ", i ? ", " : "",
-               x->failure ? "fail" : "pass", x->kind);
+               json_verdict(x->failure, x->kind), x->kind);
     json_string(&out, x->description);
     buf_printf(&out, ", \"count\": %" PRIu64 ", \"first\": %" PRIu64 "}", x->count, x->first);
   }
@@ -1003,7 +1014,9 @@ int explore_command(VM *vm, const ExploreOptions *options) {
   } else {
     print_header(c, &s);
     print_outcomes(&s);
-    if (!s.found) {
+    if (!s.found && s.stopped) {
+      printf("no schedule failed, but %" PRIu64 " stopped at a limit (a failure with --fail-on limit)\n", s.stopped);
+    } else if (!s.found) {
       printf("every schedule passed\n");
     } else {
       printf("%" PRIu64 " of %" PRIu64 " schedules failed; the first, %s %" PRIu64 ", has %d deviation%s (%d preemption%s)\n",
@@ -1012,7 +1025,7 @@ int explore_command(VM *vm, const ExploreOptions *options) {
       if (options->shrink)
         printf("shrunk to %d deviation%s (%d preemption%s) in %d runs\n", count, count == 1 ? "" : "s",
                count_preemptions(devs, count), count_preemptions(devs, count) == 1 ? "" : "s", shrinker.runs);
-      printf("replay: simvm --replay %s %s\n", schedule, options->script);
+      printf("schedule written to %s; replay it with: simvm --replay %s %s\n", schedule, schedule, options->script);
       if (!options->quiet) {
         printf("\nthe %sschedule's trace, its deviations marked <-:\n", options->shrink ? "shrunk " : "");
         fflush(stdout);

@@ -85,6 +85,7 @@ typedef struct {
 
 typedef struct {
   bool point;         /* in running code: cand[0] is the running thread  */
+  bool interrupt;     /* a timeout's interrupt waits in the run queue    */
   int count;          /* candidates, the default first                   */
   int *cand;          /* their keys                                      */
   uint8_t *done;      /* explored from here                              */
@@ -596,6 +597,11 @@ static bool is_candidate(const Node *node, int key) {
  * every continuation, so nothing within the bound is lost (the bound's
  * dependences, Coons et al. 2013). */
 static void inherit_sleep(const Node *parent, Node *node) {
+  /* A timeout's interrupt is thrown when it reaches the front of the run
+   * queue, that is when the threads queued before it have all been picked:
+   * which transition throws it depends on their order, a dependence no
+   * footprint shows. While one waits, nothing goes to sleep. */
+  if (parent->interrupt || node->interrupt) return;
   int u = parent->chosen, tu = parent->cand[u];
   const Footprint *fu = &parent->fps[u];
   for (int i = 0; i < parent->sleep_count; i++) {
@@ -608,6 +614,16 @@ static void inherit_sleep(const Node *parent, Node *node) {
     if (is_candidate(node, parent->cand[t]) && !dependent(&parent->fps[t], parent->cand[t], fu, tu))
       add_sleeper(node, parent->cand[t], &parent->fps[t]);
   }
+}
+
+/* Whether a fired timeout's interrupt waits in the run queue. */
+static bool interrupt_queued(VM *vm) {
+  RunQueue *q = &vm->run_queue;
+  for (int i = 0; i < q->count; i++) {
+    RunEntry *entry = queue_at(q, i);
+    if (entry->timeout && entry->timeout->state == TIMEOUT_FIRED) return true;
+  }
+  return false;
 }
 
 /* The transition chosen at the open node ended at a decision (`point`: in
@@ -640,6 +656,7 @@ static int dfs_choose(Explorer *ex, bool point, int n) {
     node = &ex->stack[ex->stack_count++];
     memset(node, 0, sizeof *node);
     node->point = point;
+    node->interrupt = interrupt_queued(ex->vm);
     node->count = n;
     node->cand = xrealloc(NULL, (size_t)n * sizeof *node->cand);
     node->done = calloc((size_t)n, 1);
@@ -728,8 +745,20 @@ static int decide(Explorer *ex, bool point, ObjThread *previous, int n) {
 /* ---- hooks ---- */
 
 static void note(Explorer *ex, Obj *object, bool write) {
-  if (object->type == OBJ_THREAD) fp_add(&ex->fp, thread_object(key_of(ex, (ObjThread *)object)), write);
-  else if (object->type == OBJ_TVAR) fp_add(&ex->fp, ((ObjTVar *)object)->explore_id, write);
+  if (object->type == OBJ_THREAD) {
+    ObjThread *thread = (ObjThread *)object;
+    fp_add(&ex->fp, thread_object(key_of(ex, thread)), write);
+    if (!write || thread->state != THREAD_BLOCKED) return;
+    /* an exception thrown to a blocked thread takes it out of the queue of
+     * what it waits on: that changes too */
+    if (thread->blocked_on == BLOCKED_STM) {
+      for (int i = 0; i < thread->read_count; i++) fp_add(&ex->fp, thread->reads[i]->explore_id, true);
+    } else if (thread->wait_object && thread->wait_object->type != OBJ_THREAD) {
+      note(ex, thread->wait_object, true);
+    } else if (thread->wait_object) {
+      fp_add(&ex->fp, thread_object(key_of(ex, (ObjThread *)thread->wait_object)), true);
+    }
+  } else if (object->type == OBJ_TVAR) fp_add(&ex->fp, ((ObjTVar *)object)->explore_id, write);
   else if (object->type == OBJ_MVAR) fp_add(&ex->fp, ((ObjMVar *)object)->explore_id, write);
 }
 

@@ -132,7 +132,7 @@ bool explore_point(VM *vm, ObjThread *thread, Obj *object, bool write);
 ObjThread *explore_pick(VM *vm, ObjThread *head);
 
 /* The running transition read (or wrote) `object`: a TVar in a transaction,
- * a thread thrown a timeout's interrupt. */
+ * a thread an exception is thrown to (and what it waits on, if blocked). */
 void explore_access(VM *vm, Obj *object, bool write);
 
 /* A stable identity for a TVar or MVar the running thread creates. */

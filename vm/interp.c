@@ -1190,7 +1190,7 @@ next_thread:
      * already waiting for this thread comes first, and nothing is thrown */
     if (!sched_would_deliver(AS_THREAD(target))) INTERRUPTIBLE_POINT();
     if (sched_throw_to(vm, thread, AS_THREAD(target), exc)) {
-      EXPLORE_POINT(AS_OBJ(target), true);
+      EXPLORE_POINT(NULL, false); /* sched_throw_to told the explorer what it touched */
       DISPATCH();
     }
     /* the target has exceptions masked: wait until it takes this one */

@@ -142,6 +142,7 @@ bool sched_would_deliver(const ObjThread *target) {
 
 bool sched_throw_to(VM *vm, ObjThread *thrower, ObjThread *target, Value exception) {
   if (target->state == THREAD_DONE) return true;
+  if (vm->explore) explore_access(vm, &target->obj, true);
   bool blocked = target->state == THREAD_BLOCKED;
   if (sched_would_deliver(target)) {
     if (blocked) cancel_wait(vm, target);
@@ -531,7 +532,6 @@ ObjThread *sched_next(VM *vm, SimStatus *status) {
       RunEntry entry = run_queue_pop(vm);
       if (entry.timeout) {
         if (entry.timeout->state != TIMEOUT_FIRED) continue; /* the action finished first */
-        if (vm->explore) explore_access(vm, &entry.thread->obj, true);
         supersede_timeouts(entry.thread);
         entry.timeout->state = TIMEOUT_THROWN;
         sched_throw_to(vm, NULL, entry.thread, OBJ_VAL(entry.timeout));
