@@ -719,13 +719,15 @@ static bool read_schedule(Explorer *ex, const char *path, ScheduleFile *f, int *
 /* ---- single runs ---- */
 
 /* The default schedule's steps, for pct's change points; also runs the
- * load. False when the program does not load. */
-static bool default_run(Context *cx) {
+ * load. False when the program does not load (no main, an error in a top
+ * level): *status is then that run's, its messages in `captured`. */
+static bool default_run(Context *cx, SimStatus *status) {
   explore_use_default(cx->ex);
-  explore_run(cx->ex);
+  *status = explore_run(cx->ex);
   cx->estimate = explore_steps(cx->ex);
+  if (IS_UNDEFINED(cx->vm->main_action)) return false;
   captured.length = 0;
-  return !IS_UNDEFINED(cx->vm->main_action);
+  return true;
 }
 
 Explorer *explore_seeded(VM *vm, ExploreStrategy strategy, uint64_t seed, int depth) {
@@ -736,9 +738,11 @@ Explorer *explore_seeded(VM *vm, ExploreStrategy strategy, uint64_t seed, int de
   options.depth = depth;
   cx.options = &options;
   quiet(&cx);
-  bool loaded = default_run(&cx);
+  SimStatus status;
+  bool loaded = default_run(&cx, &status);
   vm->config = cx.saved;
-  if (!loaded) {
+  captured.length = 0;
+  if (!loaded) { /* the plain run that follows says why */
     explore_free(cx.ex);
     return NULL;
   }
@@ -747,7 +751,7 @@ Explorer *explore_seeded(VM *vm, ExploreStrategy strategy, uint64_t seed, int de
   return cx.ex;
 }
 
-Explorer *explore_replay_file(VM *vm, const char *path, const char *script, bool max_steps_set, int *status) {
+Explorer *explore_replay_file(VM *vm, const char *path, bool max_steps_set, int *status) {
   Explorer *ex = explore_new(vm);
   ScheduleFile f;
   if (!read_schedule(ex, path, &f, status)) {
@@ -760,8 +764,10 @@ Explorer *explore_replay_file(VM *vm, const char *path, const char *script, bool
   explore_options_init(&options);
   cx.options = &options;
   quiet(&cx);
-  bool loaded = default_run(&cx);
+  SimStatus load;
+  bool loaded = default_run(&cx, &load);
   vm->config = cx.saved;
+  captured.length = 0;
   if (!loaded) {
     free(f.devs);
     explore_free(ex);
@@ -778,7 +784,7 @@ Explorer *explore_replay_file(VM *vm, const char *path, const char *script, bool
   }
   if (f.hash != program_hash(vm)) {
     fflush(stdout);
-    fprintf(stderr, "simvm: note: %s has changed since %s was written; replaying it anyway\n", script, path);
+    fprintf(stderr, "simvm: note: %s has changed since %s was written; replaying it anyway\n", program_name(vm), path);
   }
   vm->config.seed = f.seed;
   if (f.max_steps && !max_steps_set) vm->config.max_steps = f.max_steps;
@@ -790,12 +796,12 @@ Explorer *explore_replay_file(VM *vm, const char *path, const char *script, bool
   return ex;
 }
 
-bool explore_replay_failed(Explorer *ex, const char *path, const char *script) {
+bool explore_replay_failed(VM *vm, Explorer *ex, const char *path) {
   const ReplayMismatch *m = explore_mismatch(ex);
   if (!m->mismatch) return false;
   fflush(stdout);
-  fprintf(stderr, "simvm: %s no longer matches %s: it stopped matching at deviation %d: %s\n", path, script,
-          m->deviation, m->why);
+  fprintf(stderr, "simvm: %s no longer matches %s: it stopped matching at deviation %d: %s\n", path,
+          program_name(vm), m->deviation, m->why);
   return true;
 }
 
@@ -902,14 +908,14 @@ int explore_command(VM *vm, const ExploreOptions *options) {
   quiet(c);
   if (!vm->config.max_steps) vm->config.max_steps = EXPLORE_DEFAULT_MAX_STEPS;
   double started = now_seconds();
-  if (!default_run(c)) { /* the load failed: say why, as a plain run would */
+  SimStatus load;
+  if (!default_run(c, &load)) { /* the program did not load: say why, as a plain run would */
     fflush(stdout);
-    fwrite(captured.data, 1, captured.length, stderr);
-    int status = IS_UNDEFINED(vm->main_action) && vm->modules_run == vm->module_inits.count ? SIM_COMPILE_ERROR
-                                                                                            : SIM_FAILED;
+    if (captured.length) fwrite(captured.data, 1, captured.length, stderr);
     explore_free(cx.ex);
     buf_free(&captured);
-    return status;
+    vm->config = cx.saved;
+    return load;
   }
   Sweep s;
   memset(&s, 0, sizeof s);

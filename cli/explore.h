@@ -42,15 +42,16 @@ int explore_command(VM *vm, const ExploreOptions *options);
  * to report why). */
 Explorer *explore_seeded(VM *vm, ExploreStrategy strategy, uint64_t seed, int depth);
 
-/* Set up a run replaying the schedule file `path` for `script`: the
- * explorer, or NULL with the problem reported (exit status in *status: 2
- * unreadable, 3 malformed or for another program). Options the file
- * records apply where the command line left them unset (`set`). */
-Explorer *explore_replay_file(VM *vm, const char *path, const char *script, bool max_steps_set, int *status);
+/* Set up a run replaying the schedule file `path` for the loaded program:
+ * the explorer, or NULL with the problem reported (exit status in *status:
+ * 2 unreadable, 3 malformed or for another program; -1 when the program
+ * does not load: run it plainly to report why). The file's options apply;
+ * its --max-steps only if the command line gave none (`max_steps_set`). */
+Explorer *explore_replay_file(VM *vm, const char *path, bool max_steps_set, int *status);
 
 /* After a --replay run: report a replay that stopped matching its file
  * (true: exit status 3). */
-bool explore_replay_failed(Explorer *ex, const char *path, const char *script);
+bool explore_replay_failed(VM *vm, Explorer *ex, const char *path);
 
 /* The one-line form of a strategy name; NULL for an unknown one. */
 bool explore_parse_strategy(const char *name, ExploreStrategy *out);

@@ -434,7 +434,7 @@ int main(int argc, char **argv) {
   }
   if (status == SIM_OK && replay_path) {
     int code;
-    explorer = explore_replay_file(vm, replay_path, path, config.max_steps != 0, &code);
+    explorer = explore_replay_file(vm, replay_path, config.max_steps != 0, &code);
     if (!explorer && code >= 0) {
       vm_free(vm);
       return code;
@@ -444,7 +444,7 @@ int main(int argc, char **argv) {
   }
   double wall = 0;
   if (status == SIM_OK) status = repeat ? run_repeated(vm, repeat, &wall) : run_once(vm, &wall);
-  if (explorer && replay_path && explore_replay_failed(explorer, replay_path, path)) status = SIM_COMPILE_ERROR;
+  if (explorer && replay_path && explore_replay_failed(vm, explorer, replay_path)) status = SIM_COMPILE_ERROR;
   if (config.profile && (status == SIM_OK || status == SIM_FAILED || status == SIM_DEADLOCK || status == SIM_LIMIT)) {
     fflush(stdout);
     if (!profile_json && !profile_folded) vm_write_profile(vm, stderr, 't', wall);

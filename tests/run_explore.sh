@@ -248,6 +248,12 @@ printf 'simvm-schedule 1\nprogram overdraft.sim %s\nwobble\n' "$hash" >"$tmp/unk
 bad "unknown line" 3 "simvm: unknown.schedule:3: unknown line: 'wobble'" --replay unknown.schedule overdraft.sim
 printf 'simvm-schedule 1\nprogram overdraft.sim %s\noption --fast\n' "$hash" >"$tmp/option.schedule"
 bad "unknown option" 3 "simvm: option.schedule:3: unknown option line: 'option --fast'" --replay option.schedule overdraft.sim
+# a program that does not load fails as a plain run would
+printf 'x = 1\n' >"$tmp/nomain.sim"
+bad "--explore, no main" 3 "simvm: error: the program defines no 'main' (write \`main = { ... }\`)" --explore 5 nomain.sim
+printf 'x = 1 / 0\nmain = say(x)\n' >"$tmp/toperr.sim"
+bad "--explore, a top level fails" 1 "toperr.sim:1: runtime error: division by zero" --explore 5 toperr.sim
+bad "--replay, a top level fails" 1 "toperr.sim:1: runtime error: division by zero" --replay overdraft.schedule toperr.sim
 # schedules that no longer match: where they stop matching
 mismatch() { # NAME STEP-LINE MESSAGE
   printf 'simvm-schedule 1\nprogram overdraft.sim %s\nseed 1\nstep 1 at 0ns runs 1\n%s\n' "$hash" "$2" >"$tmp/m.schedule"
