@@ -161,6 +161,19 @@ fi
 run "--shard 2/4 report" 1 "$simvm" --explore 2000 --shard 2/4 -q --schedule-out shard.schedule lost_update.sim &&
   golden "--shard 2/4 report" shard.out
 
+# ---- the progress line: on a terminal only ----
+if command -v script >/dev/null 2>&1; then
+  (cd "$tmp" && script -qec "'$simvm' --explore 20000 -q --schedule-out p.schedule overdraft.sim" /dev/null >"$tmp/tty" 2>&1)
+  tr '\r' '\n' <"$tmp/tty" | sed 's/\x1b\[K//' >"$tmp/tty_lines"
+  # a line at least every 0.25 s (there may be none in a quick sweep), cleared at the end
+  if grep -q $'\x1b\[K' "$tmp/tty" && ! grep -v '^$' "$tmp/tty_lines" | grep -v '^simvm --explore\|^  \|^[0-9]* of\|^shrunk\|^schedule written' |
+       grep -q .; then ok; else fail "progress line" "$(head -3 "$tmp/tty_lines")"; fi
+  if grep '^  [0-9]* schedules, ' "$tmp/tty_lines" | grep -qv '^  [0-9]* schedules, [0-9]* per second, [0-9]* failing$'; then
+    fail "progress line" "malformed: $(grep '^  [0-9]* schedules, ' "$tmp/tty_lines" | head -1)"; else ok; fi
+  run "no progress line off a terminal" 1 "$simvm" --explore 20000 -q --schedule-out p.schedule overdraft.sim &&
+    { grep -q $'\x1b' "$tmp/err" "$tmp/out" && fail "no progress line off a terminal" "escape codes" || ok; }
+fi
+
 # ---- the JSON summary ----
 run "--json summary" 1 "$simvm" --explore 100 --json overdraft.sim && grep '^{"summary"' "$tmp/out" |
   sed 's/, "wall_seconds": [0-9.]*//' >"$tmp/summary" && cp "$tmp/summary" "$tmp/out" && golden "--json summary" json_summary.out

@@ -174,6 +174,8 @@ Explorer *explore_new(VM *vm) {
   ex->vm = vm;
   ex->strategy = EXPLORE_DEFAULT;
   ex->open = -1;
+  ex->dev_capacity = 16; /* never NULL: explore_deviations of a run with none */
+  ex->devs = xrealloc(NULL, (size_t)ex->dev_capacity * sizeof *ex->devs);
   return ex;
 }
 
@@ -884,6 +886,11 @@ bool explore_describe(VM *vm, SimStatus status, bool fail_on_limit, const char *
       break;
   }
   ObjThread *thread = vm->failed_thread;
+  if (!thread && !vm->config.strict_shutdown) { /* no run failed so: the load (reported apart) */
+    *kind = "error";
+    buf_printf(out, "the program failed to load");
+    return true;
+  }
   if (!thread) { /* main finished leaving threads behind (--strict-shutdown) */
     *kind = "strict-shutdown";
     int count = 0;
