@@ -403,6 +403,9 @@ int main(int argc, char **argv) {
     if (strategy_given && !seed_given && !replay_path)
       return usage_error("%s", "--strategy needs --explore, or --seed for one schedule");
   }
+  /* a seed's run stops where --explore's would, so a schedule that loops
+   * forever under exploration reproduces as its step limit */
+  if (seed_given && !explore.count && !config.max_steps) config.max_steps = EXPLORE_DEFAULT_MAX_STEPS;
   explore.script = path;
   explore.quiet = quiet;
   explore.fail_on_limit = fail_on_limit;

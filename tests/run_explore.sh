@@ -200,6 +200,10 @@ golden_run "random strategy" 1 random.out "$simvm" --explore 200 --strategy rand
 golden_run "--no-shrink" 1 no_shrink.out "$simvm" --explore 100 --no-shrink --schedule-out raw.schedule overdraft.sim
 golden_run "--depth 2, --seed 50" 1 depth.out "$simvm" --explore 30 --depth 2 --seed 50 -q dining.sim
 golden_run "exhaustive example" 1 exhaustive.out "$simvm" --explore 1000 --strategy exhaustive dining.sim
+# a seed that loops stops where --explore stopped it
+run "--seed 4 stops at the exploration's step limit" 5 "$simvm" --seed 4 -q spin.sim &&
+  { [ "$(cat "$tmp/err")" = "simvm: step limit reached: 1000000 instructions executed (--max-steps)" ] && ok ||
+    fail "--seed 4 step limit" "stderr: $(head -1 "$tmp/err")"; }
 # the schedule of a --fail-on uncaught failure carries the option
 run "replay --fail-on uncaught" 1 "$simvm" --replay uncaught.schedule uncaught.sim &&
   grep -q '^option --fail-on uncaught$' "$tmp/uncaught.schedule" && ok

@@ -565,8 +565,8 @@ static bool asleep(const Node *node, int key) {
   return false;
 }
 
-/* The first candidate from `from` not explored, not asleep and within the
- * preemption bound; -1 if none. */
+/* The first candidate, in the default order, not explored yet, not asleep
+ * and within the bound; -1 if none. */
 static int choosable(const Explorer *ex, const Node *node) {
   for (int i = 0; i < node->count; i++) {
     if (node->done[i] || asleep(node, node->cand[i])) continue;
