@@ -427,11 +427,17 @@ typedef struct {
   const char *description;
   uint64_t seed;               /* the program's random numbers             */
   int runs;
+  uint64_t steps;              /* instructions the tests ran              */
   Deviation *got;              /* the deviations the last failing test made */
   int got_count;
 } Shrinker;
 
+/* Shrinking's budget, deterministic so that its result is too: runs, and
+ * instructions over all of them (a test of a step-limit failure runs a
+ * million). */
 #define SHRINK_MAX_RUNS 5000
+#define SHRINK_MAX_STEPS 200000000ull
+#define SHRINK_MORE(s) ((s)->runs < SHRINK_MAX_RUNS && (s)->steps < SHRINK_MAX_STEPS)
 
 /* Replay `devs` leniently: does the run fail the same way? If so, its own
  * deviations (those that applied) are in s->got. */
@@ -441,6 +447,7 @@ static bool same_failure(Shrinker *s, const Deviation *devs, int count) {
   cx->vm->config.seed = s->seed;
   explore_use_replay(cx->ex, devs, count, false);
   SimStatus status = explore_run(cx->ex);
+  s->steps += vm_steps(cx->vm);
   Record r = record_run(cx, 0, status);
   bool same = r.failure && strcmp(r.kind, s->kind) == 0 && strcmp(r.description, s->description) == 0;
   free(r.description);
@@ -469,12 +476,12 @@ static void ddmin(Shrinker *s, Deviation **devs, int *count) {
   }
   Deviation *test = xrealloc(NULL, (size_t)*count * sizeof *test);
   int n = 2;
-  while (*count >= 2 && s->runs < SHRINK_MAX_RUNS) {
+  while (*count >= 2 && SHRINK_MORE(s)) {
     if (n > *count) n = *count;
     bool reduced = false;
     /* try each subset, then each complement */
     for (int phase = 0; phase < 2 && !reduced; phase++) {
-      for (int k = 0; k < n && !reduced && s->runs < SHRINK_MAX_RUNS; k++) {
+      for (int k = 0; k < n && !reduced && SHRINK_MORE(s); k++) {
         int lo = (int)((int64_t)*count * k / n), hi = (int)((int64_t)*count * (k + 1) / n), m = 0;
         for (int i = 0; i < *count; i++)
           if ((i >= lo && i < hi) == (phase == 0)) test[m++] = (*devs)[i];
@@ -506,15 +513,16 @@ static void ddmin(Shrinker *s, Deviation **devs, int *count) {
 
 static bool fewer_deviations(Shrinker *s, Deviation **devs, int *count) {
   Context *cx = s->cx;
-  for (int k = 1; k < *count && s->runs < SHRINK_MAX_RUNS; k++) {
+  for (int k = 1; k < *count && SHRINK_MORE(s); k++) {
     explore_use_deviation_dfs(cx->ex, k);
     int level_runs = 0, best = -1;
     bool exhausted = false;
-    while (level_runs < SHRINK_LEVEL_RUNS && s->runs < SHRINK_MAX_RUNS) {
+    while (level_runs < SHRINK_LEVEL_RUNS && SHRINK_MORE(s)) {
       s->runs++;
       level_runs++;
       cx->vm->config.seed = s->seed;
       SimStatus status = explore_run(cx->ex);
+      s->steps += vm_steps(cx->vm);
       Record r = record_run(cx, 0, status);
       bool same = r.failure && strcmp(r.kind, s->kind) == 0 && strcmp(r.description, s->description) == 0;
       free(r.description);
@@ -545,12 +553,12 @@ static bool fewer_deviations(Shrinker *s, Deviation **devs, int *count) {
 static void fewer_preemptions(Shrinker *s, Deviation **devs, int *count) {
   bool improved = true;
   Deviation *test = xrealloc(NULL, (size_t)(*count ? *count : 1) * sizeof *test);
-  while (improved && s->runs < SHRINK_MAX_RUNS) {
+  while (improved && SHRINK_MORE(s)) {
     improved = false;
     int preemptions = count_preemptions(*devs, *count);
     for (int i = 0; i < *count && !improved; i++) {
       if (!(*devs)[i].preemption) continue;
-      for (int delta = 1; delta <= SHRINK_MOVE && !improved && s->runs < SHRINK_MAX_RUNS; delta++) {
+      for (int delta = 1; delta <= SHRINK_MOVE && !improved && SHRINK_MORE(s); delta++) {
         for (int sign = 1; sign >= -1 && !improved; sign -= 2) {
           int step = (*devs)[i].step + sign * delta;
           if (step < 1 || (i > 0 && step <= (*devs)[i - 1].step) || (i + 1 < *count && step >= (*devs)[i + 1].step))
@@ -970,7 +978,7 @@ int explore_command(VM *vm, const ExploreOptions *options) {
   /* the first failure: its schedule, shrunk */
   Deviation *devs = NULL;
   int count = 0, original = 0;
-  Shrinker shrinker = {c, NULL, NULL, 0, 0, NULL, 0};
+  Shrinker shrinker = {c, NULL, NULL, 0, 0, 0, NULL, 0};
   char found[256] = "";
   if (s.found) {
     uint64_t seed;
@@ -994,16 +1002,27 @@ int explore_command(VM *vm, const ExploreOptions *options) {
       else snprintf(found, sizeof found, "simvm --explore (random) as seed %" PRIu64, seed);
     }
     original = count;
-    shrinker = (Shrinker){c, s.first.kind, s.first.description, seed, 0, NULL, 0};
+    shrinker = (Shrinker){c, s.first.kind, s.first.description, seed, 0, 0, NULL, 0};
     if (options->shrink) {
       ddmin(&shrinker, &devs, &count);
       fewer_deviations(&shrinker, &devs, &count);
       fewer_preemptions(&shrinker, &devs, &count);
     }
     vm->config.seed = seed;
+    /* what is written must fail the same way, replayed strictly */
+    explore_use_replay(cx.ex, devs, count, true);
+    Record check = record_run(c, 0, explore_run(cx.ex));
+    bool same = !explore_mismatch(cx.ex)->mismatch && strcmp(check.kind, s.first.kind) == 0 &&
+                strcmp(check.description, s.first.description) == 0;
+    free(check.description);
+    if (!same) {
+      fprintf(stderr, "simvm: internal error: the schedule of seed or schedule %" PRIu64 " does not fail the same way "
+                      "when replayed\n", s.first.id);
+      ok = false;
+    }
   }
   char *schedule = NULL;
-  if (s.found) {
+  if (s.found && ok) {
     schedule = options->schedule_out ? NULL : default_schedule_path(options->script);
     const char *path = options->schedule_out ? options->schedule_out : schedule;
     if (!write_schedule(c, path, &s.first, vm->config.seed, devs, count, original, found)) ok = false;
@@ -1031,8 +1050,9 @@ int explore_command(VM *vm, const ExploreOptions *options) {
       if (options->shrink)
         printf("shrunk to %d deviation%s (%d preemption%s) in %d runs\n", count, count == 1 ? "" : "s",
                count_preemptions(devs, count), count_preemptions(devs, count) == 1 ? "" : "s", shrinker.runs);
-      printf("schedule written to %s; replay it with: simvm --replay %s %s\n", schedule, schedule, options->script);
-      if (!options->quiet) {
+      if (schedule)
+        printf("schedule written to %s; replay it with: simvm --replay %s %s\n", schedule, schedule, options->script);
+      if (schedule && !options->quiet) {
         printf("\nthe %sschedule's trace, its deviations marked <-:\n", options->shrink ? "shrunk " : "");
         fflush(stdout);
         /* the failing run once more, traced, its messages after the trace */

@@ -934,19 +934,14 @@ next_thread:
     stm_read(vm, thread, AS_TVAR(PEEK(0)));
     PEEK(0) = AS_TVAR(PEEK(0))->value;
     DISPATCH();
-  CASE(READ_TVAR_IO):
+  CASE(READ_TVAR_IO): {
     if (!IS_TVAR(PEEK(0))) RUNTIME_ERROR("readTVarIO needs a TVar, not %s", value_type_name(PEEK(0)));
-    if (thread->in_transaction) {
-      stm_read(vm, thread, AS_TVAR(PEEK(0)));
-      PEEK(0) = AS_TVAR(PEEK(0))->value;
-      DISPATCH();
-    }
-    {
-      Obj *tvar = AS_OBJ(PEEK(0));
-      PEEK(0) = AS_TVAR(PEEK(0))->value;
-      EXPLORE_POINT(tvar, false);
-    }
+    ObjTVar *tvar = AS_TVAR(PEEK(0));
+    if (thread->in_transaction) stm_read(vm, thread, tvar);
+    PEEK(0) = tvar->value;
+    if (!thread->in_transaction) EXPLORE_POINT(tvar, false);
     DISPATCH();
+  }
   CASE(WRITE_TVAR): {
     IN_TRANSACTION("writeTVar");
     Value value = PEEK(0), target = PEEK(1);
