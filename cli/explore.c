@@ -1021,15 +1021,19 @@ int explore_command(VM *vm, const ExploreOptions *options) {
       ok = false;
     }
   }
-  char *schedule = NULL;
+  char *schedule = NULL; /* the file written, or NULL */
   if (s.found && ok) {
-    schedule = options->schedule_out ? NULL : default_schedule_path(options->script);
-    const char *path = options->schedule_out ? options->schedule_out : schedule;
-    if (!write_schedule(c, path, &s.first, vm->config.seed, devs, count, original, found)) ok = false;
-    if (!schedule) {
-      size_t length = strlen(path) + 1;
+    if (options->schedule_out) {
+      size_t length = strlen(options->schedule_out) + 1;
       schedule = xrealloc(NULL, length);
-      memcpy(schedule, path, length);
+      memcpy(schedule, options->schedule_out, length);
+    } else {
+      schedule = default_schedule_path(options->script);
+    }
+    if (!write_schedule(c, schedule, &s.first, vm->config.seed, devs, count, original, found)) {
+      ok = false;
+      free(schedule);
+      schedule = NULL;
     }
   }
   double seconds = now_seconds() - started;

@@ -198,6 +198,7 @@ golden_run "--fail-on uncaught" 1 uncaught.out "$simvm" --explore 50 --fail-on u
 golden_run "--strict-shutdown" 1 strict.out "$simvm" --explore 50 --strict-shutdown -q strict.sim
 golden_run "random strategy" 1 random.out "$simvm" --explore 200 --strategy random -q overdraft.sim
 golden_run "--no-shrink" 1 no_shrink.out "$simvm" --explore 100 --no-shrink --schedule-out raw.schedule overdraft.sim
+[ "$(grep -c '^step ' "$tmp/raw.schedule")" = 5 ] && ok || fail "--schedule-out" "raw.schedule lacks its 5 deviations"
 golden_run "--depth 2, --seed 50" 1 depth.out "$simvm" --explore 30 --depth 2 --seed 50 -q dining.sim
 golden_run "exhaustive example" 1 exhaustive.out "$simvm" --explore 1000 --strategy exhaustive dining.sim
 # a seed that loops stops where --explore stopped it
@@ -240,6 +241,12 @@ bad "--seed exhaustive" 2 "simvm: --seed runs one schedule of pct or random; exh
   --seed 3 --strategy exhaustive overdraft.sim
 bad "--replay --seed" 2 "simvm: --replay runs the schedule its file gives: no --seed or --strategy with it" \
   --replay overdraft.schedule --seed 2 overdraft.sim
+bad "--preemptions x" 2 "simvm: --preemptions needs a whole number (0 or more), not 'x'" --explore 5 --preemptions x overdraft.sim
+bad "--jobs 0" 2 "simvm: --jobs needs a number of processes from 1 to 1024, not '0'" --explore 5 --jobs 0 overdraft.sim
+bad "--schedule-out alone" 2 "simvm: --schedule-out needs --explore" --schedule-out x.schedule overdraft.sim
+bad "--schedule-out unwritable" 1 "simvm: cannot write 'nodir/x.schedule': No such file or directory" --explore 20 -q \
+  --schedule-out nodir/x.schedule overdraft.sim && { grep -q 'written' "$tmp/out" && fail "--schedule-out unwritable" \
+  "says it wrote the file" || ok; }
 bad "--depth 0" 2 "simvm: --depth needs a whole number from 1 to 1000, not '0'" --explore 5 --depth 0 overdraft.sim
 bad "missing schedule" 2 "simvm: cannot open 'nothing.schedule': No such file or directory" --replay nothing.schedule overdraft.sim
 bad "another program" 3 "simvm: overdraft.schedule is a schedule for overdraft.sim, not dining.sim" \
