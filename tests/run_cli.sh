@@ -99,6 +99,8 @@ expect "repeat batches"      0 "runs: 200, batched, 11 instructions and 4 events
 expect "trace=bogus"         2 "simvm: --trace= takes user or all, not 'bogus'" "$simvm" --trace=bogus hi.sim
 expect "trace=all"           0 "       0ns  main         mask MaskedInterruptible" sh -c "printf 'main = mask_(return ())\\n' >m.sim && '$simvm' --trace=all m.sim"
 expect "trace=user"          0 "       0ns  main         exit" sh -c "printf 'main = mask_(return ())\\n' >m.sim && '$simvm' --trace=user m.sim"
+expect "fail-on value"       2 "simvm: --fail-on takes uncaught, limit or both (uncaught,limit), not 'deaths'" "$simvm" --fail-on deaths hi.sim
+expect "fail-on missing"     2 "simvm: --fail-on needs a list of failures (uncaught, limit)" "$simvm" --fail-on
 expect "strict shutdown"     1 "simvm: strict shutdown: main finished at 0ns with 1 thread still alive (--strict-shutdown)" "$simvm" --strict-shutdown leave.sim
 expect "strict -q --result"  1 "simvm: strict shutdown: main finished at 0ns with 1 thread still alive (--strict-shutdown)" "$simvm" -q --result --strict-shutdown leave.sim
 expect "strict, no threads"  0 "42" "$simvm" --strict-shutdown -q --result answer.sim
