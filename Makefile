@@ -18,14 +18,14 @@ WARN    := -Wall -Wextra -Werror=implicit-function-declaration
 ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) -I$(BUILD)/gen -Ilang -Ivm $(EXTRA_CFLAGS)
 LDLIBS  := -lm
 
-BASE_SRC     := base/alloc.c
+BASE_SRC     := base/alloc.c base/options.c
 LANG_SRC     := lang/ast.c lang/diag.c lang/parse.c lang/source.c
 VM_SRC       := $(wildcard vm/*.c)
 COMPILER_SRC := $(wildcard compiler/*.c)
 API_SRC      := $(wildcard api/*.c)
 GEN_SRC      := $(BUILD)/gen/lexer.c $(BUILD)/gen/parser.c $(BUILD)/gen/prelude.c
 SINKS        := $(sort $(wildcard vm/sink_*.c))
-CORE_SRC     := $(BASE_SRC) $(LANG_SRC) $(VM_SRC) $(COMPILER_SRC) $(API_SRC) cli/options.c
+CORE_SRC     := $(BASE_SRC) $(LANG_SRC) $(VM_SRC) $(COMPILER_SRC) $(API_SRC)
 CORE_OBJ     := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRC)) \
                 $(patsubst $(BUILD)/gen/%.c,$(BUILD)/obj/gen/%.o,$(GEN_SRC))
 SWITCH_OBJ   := $(patsubst %.o,%.switch.o,$(CORE_OBJ))
@@ -121,6 +121,7 @@ unit-test: $(UNIT_TESTS)
 script-test: all
 	@bash tests/run_scripts.sh $(BUILD)/simvm $(BUILD)/simvm-switch
 	@bash tests/run_cli.sh $(BUILD)
+	@bash tests/run_explore.sh $(BUILD)
 
 # The layers call only down (tools/layers.sh says which includes may go where).
 layers:

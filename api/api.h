@@ -7,6 +7,8 @@
  *   bcread.c   reading bytecode files (simc -o's), every prototype verified
  *   bcwrite.c  writing them, and the listing of simc -l
  *   verify.c   the bytecode verifier
+ *   explore.c  --explore, --seed and --replay: running, shrinking and
+ *              reporting schedules (explore.h; the strategies are vm/explore.c)
  *
  * The VM holds the modules' top-level actions (vm->module_inits), since it
  * runs them; what only loading needs lives here, in the Loader the VM

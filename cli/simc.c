@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "../api/simvm.h"
-#include "options.h"
+#include "../base/options.h"
 
 static const char usage_text[] =
     "usage: simc [options] file.sim\n"

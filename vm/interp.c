@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "builtins.h"
+#include "explore.h"
 #include "ops.h"
 #include "prim.h"
 #include "sched.h"
@@ -123,6 +124,14 @@ SimStatus INTERP_LOOP(VM *vm) {
     STORE_FRAME();                   \
     result = fn(vm, thread, frame); \
     goto prim_done;                  \
+  } while (0)
+/* A scheduling point, just after an effect on shared state (`object`, NULL
+ * for none; `write`: changed): under schedule exploration another thread
+ * may run from here (vm/explore.h). One predictable branch otherwise. */
+#define EXPLORE_POINT(object, write)                                                                   \
+  do {                                                                                                 \
+    if (__builtin_expect(vm->explore != NULL, 0) && explore_point(vm, thread, (Obj *)(object), (write))) \
+      goto switch_thread;                                                                              \
   } while (0)
 /* Push a frame for `closure` whose slots are the top `count` values of the
  * stack (the caller has stored the frame). Inline when the frame and the
@@ -678,7 +687,8 @@ next_thread:
      * negative delay, an exception waiting for an interruptible point or
      * an event to report: the builtin's function */
     Value d = PEEK(0);
-    if (!IS_DURATION(d) || AS_DURATION(d) < 0 || thread->in_transaction || thread->pending_count || vm->sink_count) {
+    if (!IS_DURATION(d) || AS_DURATION(d) < 0 || thread->in_transaction || thread->pending_count || vm->sink_count ||
+        vm->explore) {
       builtin = &builtin_table[BUILTIN_delay];
       by_prelude = false;
       goto prim_call;
@@ -703,9 +713,14 @@ next_thread:
       by_prelude = false;
       goto prim_call;
     }
-    STORE_FRAME();
-    prim_emit_say(vm, thread, what);
+    if (vm->config.write_say || vm->sink_count) {
+      STORE_FRAME();
+      prim_emit_say(vm, thread, what);
+    } else {
+      vm->stats.events++; /* nothing is printed: nothing is shown */
+    }
     PEEK(0) = UNIT_VAL;
+    EXPLORE_POINT(NULL, false);
     DISPATCH();
   }
   CASE(LABEL_NEW): {
@@ -760,10 +775,16 @@ throw_exception:
     LOAD_FRAME();
     DISPATCH();
   }
-  if (thread == vm->main_thread) {
+  if (thread == vm->main_thread || unwind_death_fails_run(vm, exc)) {
     vm->steps = steps;
-    return sched_main_ended(vm, SIM_FAILED);
+    vm->failed_thread = thread;
+    vm->failure = exc;
+    return thread == vm->main_thread ? sched_main_ended(vm, SIM_FAILED) : SIM_FAILED;
   }
+  goto next_thread;
+
+switch_thread: /* EXPLORE_POINT: another thread runs now */
+  STORE_FRAME();
   goto next_thread;
 
 limit_reached:

@@ -146,6 +146,8 @@ static void mark_roots(VM *vm, GrayStack *gray) {
   mark_obj(gray, (Obj *)vm->main_thread);
   mark_obj(gray, (Obj *)vm->current);
   mark_value(gray, vm->result);
+  mark_obj(gray, (Obj *)vm->failed_thread);
+  mark_value(gray, vm->failure);
   mark_value(gray, vm->main_action);
   for (ObjThread *t = vm->live; t; t = t->live_next) mark_obj(gray, (Obj *)t);
   mark_stm_log(vm, gray);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "explore.h"
 #include "mvar.h"
 #include "stm.h"
 
@@ -152,6 +153,7 @@ bool sched_would_deliver(const ObjThread *target) {
 
 bool sched_throw_to(VM *vm, ObjThread *thrower, ObjThread *target, Value exception) {
   if (target->state == THREAD_DONE) return true;
+  if (vm->explore) explore_access(vm, &target->obj, true);
   bool blocked = target->state == THREAD_BLOCKED;
   if (sched_would_deliver(target)) {
     if (blocked) cancel_wait(vm, target);
@@ -478,6 +480,19 @@ void sched_report_threads(VM *vm, Buffer *out) {
   for (ObjThread *t = oldest_live(vm); t; t = t->live_prev) describe_thread(vm, out, t);
 }
 
+void sched_describe_deadlock(VM *vm, Buffer *out) {
+  int count = 0;
+  for (ObjThread *t = vm->live; t; t = t->live_next) count++;
+  ObjThread **threads = xrealloc(NULL, (size_t)(count ? count : 1) * sizeof *threads);
+  count = 0;
+  for (ObjThread *t = oldest_live(vm); t; t = t->live_prev) {
+    threads[count++] = t;
+    describe_thread(vm, out, t);
+  }
+  report_cycles(vm, out, threads, count);
+  free(threads);
+}
+
 /* Name every blocked thread, oldest first, with what it waits on, where,
  * and who last acted on it; then the cycles among them. */
 static void report_deadlock(VM *vm) {
@@ -486,16 +501,7 @@ static void report_deadlock(VM *vm) {
   buf_printf(&out, "simvm: deadlock at ");
   duration_show(&out, vm->now);
   buf_printf(&out, ": no thread can run and no timer is set\n");
-  int count = 0;
-  for (ObjThread *t = vm->live; t; t = t->live_next) count++;
-  ObjThread **threads = xrealloc(NULL, (size_t)(count ? count : 1) * sizeof *threads);
-  count = 0;
-  for (ObjThread *t = oldest_live(vm); t; t = t->live_prev) {
-    threads[count++] = t;
-    describe_thread(vm, &out, t);
-  }
-  report_cycles(vm, &out, threads, count);
-  free(threads);
+  sched_describe_deadlock(vm, &out);
   vm_write_error(vm, out.data, out.length);
   buf_free(&out);
 }
@@ -530,6 +536,7 @@ ObjThread *sched_next(VM *vm, SimStatus *status) {
         continue;
       }
       if (entry.thread->state != THREAD_RUNNABLE) continue;
+      if (vm->explore && !(entry.thread = explore_pick(vm, entry.thread))) return *status = SIM_LIMIT, NULL;
       vm->current = entry.thread;
       return entry.thread;
     }

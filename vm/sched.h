@@ -82,6 +82,12 @@ SimStatus sched_stopped(VM *vm);
  * at x.sim:3", "... is running at x.sim:7" (the deadlock report's lines). */
 void sched_report_threads(VM *vm, Buffer *out);
 
+/* The lines of a deadlock report after its first: a line per thread still
+ * alive ("  thread 1 (worker) is blocked in takeMVar on <mvar m> at
+ * x.sim:4; last taken by main"), then one per wait-for cycle ("  cycle:
+ * ..."). Also for describing a deadlock in one line (vm/explore.c). */
+void sched_describe_deadlock(VM *vm, Buffer *out);
+
 /* now + ns, saturating at the largest representable time. */
 int64_t sched_deadline(int64_t now, int64_t ns);
 

@@ -141,6 +141,8 @@ struct VM {
   ObjThread *main_thread;
   ObjThread *current;
   Timer **due;             /* scratch: the timers of one instant        */
+  struct Explorer *explore; /* schedule exploration (vm/explore.h), or NULL:
+                               io-sim's schedule                           */
   int due_capacity;
 
   /* stopping: before every instruction the loop compares the instructions
@@ -163,6 +165,9 @@ struct VM {
   int thread_serial;       /* threads created this run: their timeline tracks */
   Value result;
   SimStatus halt_status;   /* how the run ends when a primitive stops it (vm/prim.h) */
+  ObjThread *failed_thread; /* the thread whose death failed the run (main's, an
+                               assertion's, --fail-on uncaught), or NULL     */
+  Value failure;           /* the exception it died of                    */
   char error[512];         /* message of the runtime error being raised */
   bool has_error;
   bool heap_exceeded;      /* set by the allocator past max_heap; the loop stops */

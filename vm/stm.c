@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "explore.h"
 #include "sched.h"
 
 #define GROW(array, count, capacity)                                          \
@@ -28,6 +29,7 @@ void stm_end(VM *vm, ObjThread *thread) {
 }
 
 void stm_read(VM *vm, ObjTVar *tvar) {
+  if (vm->explore) explore_access(vm, &tvar->obj, false);
   StmLog *log = &vm->stm;
   if (tvar->read_stamp == log->id) return;
   tvar->read_stamp = log->id;
@@ -36,6 +38,7 @@ void stm_read(VM *vm, ObjTVar *tvar) {
 }
 
 void stm_write(VM *vm, ObjTVar *tvar, Value value) {
+  if (vm->explore) explore_access(vm, &tvar->obj, true);
   StmLog *log = &vm->stm;
   GROW(log->undo, log->undo_count, log->undo_capacity);
   log->undo[log->undo_count++] = (UndoEntry){tvar, tvar->value};

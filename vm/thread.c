@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "random.h"
 #include "state.h"
 
 ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
@@ -42,6 +43,10 @@ ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   thread->raised_value = UNIT_VAL;
   thread->raise_file = NULL;
   thread->raise_line = 0;
+
+  /* main's stream is the run's seed; a child's is split from its parent's */
+  thread->rng = parent ? splitmix64_next(&parent->rng) : vm->config.seed;
+  thread->explore_key = -1;
 
   thread->profile_index = -1;
   thread->serial = vm->thread_serial++;

@@ -122,6 +122,9 @@ struct ObjThread {
   const char *raise_file;  /* where it was raised: the innermost frame of the  */
   int raise_line;          /* script's own code (NULL: none, prelude's only)   */
 
+  uint64_t rng;            /* its stream of random(n) numbers (vm/random.h) */
+  int explore_key;         /* its id in schedule exploration (vm/explore.h), -1 until needed */
+
   int profile_index;        /* its row in the profile, when profiling */
   int serial;               /* creation order in this run: its timeline track */
   ObjThread *live_prev;    /* the VM's list of threads not yet done   */

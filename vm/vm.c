@@ -173,7 +173,7 @@ VM *vm_create(const VMConfig *config) {
   vm->gc_stress = stress && *stress && strcmp(stress, "0") != 0;
   gc_update_limit(vm);
   vm->optimize = config->opt_level > 0;
-  vm->result = UNIT_VAL;
+  vm->result = vm->failure = UNIT_VAL;
   vm->main_action = UNDEFINED_VAL;
   table_init(&vm->strings);
   table_init(&vm->global_index);
@@ -276,8 +276,8 @@ static void reset_scheduler(VM *vm) {
   timer_heap_clear(&vm->timers);
   vm->run_queue.count = 0;
   vm->run_queue.head = 0;
-  vm->main_thread = vm->current = NULL;
-  vm->result = UNIT_VAL;
+  vm->main_thread = vm->current = vm->failed_thread = NULL;
+  vm->result = vm->failure = UNIT_VAL;
 }
 
 /* Start a simulation at time 0 with a main thread running `action`. */
@@ -324,12 +324,15 @@ static SimStatus load_program(VM *vm) {
   ObjClosure *load = boot_closure(vm, "<load>", &code);
   vm->gc_paused--;
   VMConfig config = vm->config;
+  struct Explorer *explore = vm->explore; /* top levels have no schedule to explore */
+  vm->explore = NULL;
   vm->config.trace = vm->config.timeline = vm->config.profile = false;
   vm->config.write_trace_json = NULL;
   profile_free(vm->profile);
   vm->profile = NULL;
   SimStatus status = simulate(vm, OBJ_VAL(load));
   vm->config = config;
+  vm->explore = explore;
   vm->load_steps += vm->steps;
   reset_scheduler(vm);
   if (status != SIM_OK) return status;

@@ -5,7 +5,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "../../cli/options.h"
+#include "../../base/options.h"
 
 static void test_counts(void **state) {
   (void)state;
