@@ -58,7 +58,14 @@ static char *import_path(const char *from, const char *name) {
 typedef struct Loading {
   const char *key;
   const struct Loading *outer;
+  size_t source_bytes;     /* of this file and those importing it        */
+  size_t ast_bytes;        /* their syntax trees, alive while it loads    */
 } Loading;
+
+/* The syntax trees of a file and of those importing it (alive meanwhile)
+ * may take twice their sources plus this: every script of ordinary
+ * density compiles, and a dense one cannot take memory out of proportion. */
+#define AST_SLACK ((size_t)16 << 20)
 
 static SimStatus load_source(VM *vm, Source *source, char *key, const Loading *outer, int depth, Diag *diag);
 
@@ -195,10 +202,13 @@ static bool check_text(const Source *source, Diag *diag) {
 static SimStatus load_source(VM *vm, Source *source, char *key, const Loading *outer, int depth, Diag *diag) {
   source->next = vm->sources;
   vm->sources = source;
-  Loading loading = {key, outer};
+  size_t outer_sources = outer ? outer->source_bytes : 0, outer_ast = outer ? outer->ast_bytes : 0;
+  Loading loading = {key, outer, outer_sources + source->length, outer_ast};
+  size_t limit = 2 * loading.source_bytes + AST_SLACK;
   Module module;
   module.arena = NULL;
-  bool parsed = check_text(source, diag) && parse_source(source, diag, &module);
+  bool parsed = check_text(source, diag) && parse_source_within(source, diag, &module, limit > outer_ast ? limit - outer_ast : 1);
+  loading.ast_bytes += arena_size(module.arena);
   SimStatus status = parsed ? SIM_OK : SIM_COMPILE_ERROR;
   for (int i = 0; parsed && i < module.decls.count; i++) {
     const Decl *decl = module.decls.items[i];
