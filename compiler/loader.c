@@ -341,3 +341,33 @@ void loader_free(VM *vm) {
   free(vm->module_paths);
   vm->module_paths = NULL;
 }
+
+void loader_mark(VM *vm, LoaderMark *mark) {
+  mark->globals = vm->globals.count;
+  mark->modules = vm->module_inits.count;
+  mark->sources = vm->sources;
+  mark->global_index = vm->global_index;
+  size_t bytes = (size_t)vm->global_index.capacity * sizeof(Entry);
+  mark->global_index.entries = bytes ? xrealloc(NULL, bytes) : NULL;
+  if (bytes) memcpy(mark->global_index.entries, vm->global_index.entries, bytes);
+}
+
+void loader_rollback(VM *vm, const LoaderMark *mark) {
+  vm_reset(vm);
+  for (int i = mark->modules; i < vm->module_inits.count; i++) free(vm->module_paths[i]);
+  vm->module_inits.count = mark->modules;
+  vm->globals.count = mark->globals;
+  size_t bytes = (size_t)mark->global_index.capacity * sizeof(Entry);
+  table_free(&vm->global_index);
+  vm->global_index = mark->global_index;
+  vm->global_index.entries = bytes ? xrealloc(NULL, bytes) : NULL;
+  if (bytes) memcpy(vm->global_index.entries, mark->global_index.entries, bytes);
+  gc_collect(vm); /* the program's objects go before the sources their names point into */
+  while (vm->sources != mark->sources) {
+    Source *next = vm->sources->next;
+    source_free(vm->sources);
+    vm->sources = next;
+  }
+}
+
+void loader_mark_free(LoaderMark *mark) { table_free(&mark->global_index); }

@@ -15,4 +15,24 @@ ObjClosure *loader_boot_action(VM *vm);
 /* Free the loader's bookkeeping (module paths). */
 void loader_free(VM *vm);
 
+/* What a VM holds before a program is loaded on it, so that the program can
+ * be taken back and another loaded in its place: the fuzzer compiles the
+ * prelude once per process and then runs one input after another. */
+typedef struct {
+  int globals;           /* globals declared (builtins and prelude)   */
+  int modules;           /* modules loaded                            */
+  Source *sources;       /* the newest source then                    */
+  Table global_index;    /* a copy of the name -> global map          */
+} LoaderMark;
+
+void loader_mark(VM *vm, LoaderMark *mark);
+
+/* Forget everything loaded and run since `mark`: the state of the last run
+ * (threads, timers, top-level values), the modules, the globals they
+ * declared (names they shadowed are visible again) and their sources; then
+ * collect, so the heap is as it was. */
+void loader_rollback(VM *vm, const LoaderMark *mark);
+
+void loader_mark_free(LoaderMark *mark);
+
 #endif

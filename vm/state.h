@@ -112,6 +112,11 @@ struct VM {
   int live_threads;        /* threads not yet done                      */
 };
 
+/* Forget the last run: its threads, timers and top-level values go, and a
+ * collection leaves the heap as it was after loading (vm_run does it
+ * before every run but the first). */
+void vm_reset(VM *vm);
+
 /* Declare global `name` (a new slot, shadowing any earlier global of that
  * name for code compiled afterwards). Returns its index. */
 int vm_declare_global(VM *vm, ObjString *name, int arity, const char *file, int line);

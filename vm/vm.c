@@ -272,7 +272,7 @@ void vm_free(VM *vm) {
 /* Forget the previous run: its threads, timers and top-level values go, and
  * a collection leaves the heap as it was after loading, so every run starts
  * from the same state and gives the same counts. */
-static void reset_run(VM *vm) {
+void vm_reset(VM *vm) {
   while (vm->live) thread_release(vm, vm->live);
   for (int i = 0; i < vm->timers.count; i++) vm->timers.items[i]->heap_index = -1;
   vm->timers.count = 0;
@@ -290,7 +290,7 @@ static void reset_run(VM *vm) {
 SimStatus vm_run(VM *vm) {
   profile_free(vm->profile); /* it keeps the last run's prototypes alive */
   vm->profile = NULL;
-  if (vm->main_thread) reset_run(vm);
+  if (vm->main_thread) vm_reset(vm);
   vm->gc_paused++;
   ObjClosure *boot = loader_boot_action(vm);
   vm->gc_paused--;
