@@ -353,7 +353,6 @@ void loader_mark(VM *vm, LoaderMark *mark) {
 }
 
 void loader_rollback(VM *vm, const LoaderMark *mark) {
-  vm_reset(vm);
   for (int i = mark->modules; i < vm->module_inits.count; i++) free(vm->module_paths[i]);
   vm->module_inits.count = mark->modules;
   vm->globals.count = mark->globals;
@@ -362,7 +361,7 @@ void loader_rollback(VM *vm, const LoaderMark *mark) {
   vm->global_index = mark->global_index;
   vm->global_index.entries = bytes ? xrealloc(NULL, bytes) : NULL;
   if (bytes) memcpy(vm->global_index.entries, mark->global_index.entries, bytes);
-  gc_collect(vm); /* the program's objects go before the sources their names point into */
+  vm_reset(vm); /* its collection takes the program's objects before the sources they name */
   while (vm->sources != mark->sources) {
     Source *next = vm->sources->next;
     source_free(vm->sources);

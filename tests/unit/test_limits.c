@@ -82,11 +82,12 @@ static void test_work_charged(void **state) {
       {"join(\",\", map(show, xs))", 100000},      /* bytes joined (and shown) */
       {"xs ++ [1]", 20000},                        /* cells copied */
       {"setField(#{a: 1}, show(xs), 1)", 100000},  /* a name hashed */
+      {"foldl(fn(r, i) => setField(r, show(i % 300), i), #{}, range(0, 600))", 300 * 299 / 2 + 300 * 300}, /* records copied */
   };
   UnitVM *base = limited(0, 0);
   assert_status(unit_run(base, "main = {\n  let xs = range(0, 20000)\n  let x = xs\n  return ()\n}\n"), SIM_OK, base);
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    char source[256];
+    char source[512];
     snprintf(source, sizeof source, "main = {\n  let xs = range(0, 20000)\n  let x = %s\n  return ()\n}\n", cases[i].expr);
     UnitVM *u = limited(0, 0);
     assert_status(unit_run(u, source), SIM_OK, u);
