@@ -30,7 +30,7 @@ SWITCH_OBJ   := $(patsubst %.o,%.switch.o,$(CORE_OBJ))
 UNIT_TESTS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 DEPS_OK      := $(BUILD)/.deps-ok
 
-.PHONY: all test unit-test script-test demo asan test-asan faultinject fuzz fuzz-smoke fuzz-replay libfuzzer-targets install clean deps bench
+.PHONY: all test unit-test script-test demo asan test-asan faultinject fuzz fuzz-smoke fuzz-replay libfuzzer-targets install clean deps bench bench-accept
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/simvm $(BUILD)/simc $(BUILD)/simvm-switch
@@ -183,8 +183,18 @@ faultinject:
 	@bash tests/run_faults.sh build/fault
 
 # Times every benchmark program (never part of the tests): bench/RESULTS.md.
-bench: $(BUILD)/simvm
+# bench-accept makes the last run's figures the baseline the next run is compared with.
+bench: $(BUILD)/simvm $(BUILD)/peakrss
 	@bash bench/run.sh $(BUILD)/simvm bench/RESULTS.md
+
+bench-accept:
+	@test -f $(BUILD)/bench-latest.json || { echo "run make bench first" >&2; exit 1; }
+	cp $(BUILD)/bench-latest.json bench/baseline.json
+
+$(BUILD)/peakrss: tools/peakrss.c
+	@mkdir -p $(BUILD)
+	$(SAY) CC $<
+	$(Q)$(CC) -O1 -Wall -o $@ $<
 
 demo: $(BUILD)/simvm
 	@echo '$$ $(BUILD)/simvm examples/retry.sim'

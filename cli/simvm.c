@@ -23,7 +23,10 @@ static const char usage_text[] =
     "options:\n"
     "  -q, --quiet        do not print say output\n"
     "  --trace            print the full event trace (time, thread, event)\n"
-    "                     instead of the bare say lines\n"
+    "                     instead of the bare say lines; the same as\n"
+    "                     --trace=user, which hides the prelude's internals\n"
+    "                     (masking in bracket, commits of the async library)\n"
+    "  --trace=all        the trace with the prelude's internals too\n"
     "  --result           print main's result after the run\n"
     "  --sandbox          refuse imports outside the script's directory tree\n"
     "                     and imports by absolute path\n"
@@ -33,6 +36,8 @@ static const char usage_text[] =
     "  --max-time D       stop before simulated time passes D (e.g. 10s, 500ms)\n"
     "  --max-heap SIZE    stop when the live heap passes SIZE (e.g. 512MB, 2GB)\n"
     "  --max-threads N    stop when a fork would make more than N threads alive\n"
+    "  --strict-shutdown  fail (exit 1) if main finishes while other threads are\n"
+    "                     alive, listing them (io-sim's runSimStrictShutdown)\n"
     "  -O0                bind as io-sim does: every action is built as a value,\n"
     "                     and every bind copies the rest of its block to a heap\n"
     "                     continuation; same output and trace, more work\n"
@@ -47,8 +52,8 @@ static const char usage_text[] =
     "                     events: open it in Perfetto or chrome://tracing)\n"
     "  --max-trace-size SIZE  stop when a trace output (--trace, --trace-json,\n"
     "                     --timeline) would pass SIZE (default 1GB)\n"
-    "  --repeat N         run N fresh simulations in this process, timing each\n"
-    "                     (per-run lines and a summary on stderr)\n"
+    "  --repeat N         run N fresh simulations in this process, timing them\n"
+    "                     (short runs in batches); lines and a summary on stderr\n"
     "  -h, --help         show this help\n"
     "  --version          show the version\n"
     "\n"
@@ -58,10 +63,12 @@ static const char usage_text[] =
     "exit status:\n"
     "  0  main finished            3  compile error, bad bytecode\n"
     "  1  main failed (uncaught    4  deadlock\n"
-    "     exception or error)      5  a --max-... limit reached\n"
+    "     exception or error, or   5  a --max-... limit reached\n"
+    "     --strict-shutdown)\n"
     "  2  usage error, unreadable file or a failed write\n"
     " 70  out of memory (the machine's)\n"
     "130  stopped by SIGINT       143  stopped by SIGTERM\n";
+
 
 static FILE *trace_json_file; /* --trace-json */
 static const char *trace_json_path;
@@ -138,11 +145,13 @@ static void write_err(void *user, const char *text, size_t length) {
   fwrite(text, 1, length, stderr);
 }
 
-static double wall_now(void) {
+static double clock_seconds(clockid_t clock) {
   struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
+  clock_gettime(clock, &now);
   return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
 }
+
+static double wall_now(void) { return clock_seconds(CLOCK_MONOTONIC); }
 
 static SimStatus run_once(VM *vm, double *wall) {
   double started = wall_now();
@@ -156,25 +165,70 @@ static int by_value(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* --repeat N: N fresh simulations of the compiled program in this process,
- * each timed; a line per run and a summary on stderr. Stops at a failure. */
+/* --repeat N: N fresh simulations of the loaded program in this process.
+ * Run 1 also loads the program, so it is timed and reported alone. The
+ * others are timed in batches long enough that reading the clock (tens of
+ * nanoseconds) does not count: a batch doubles while twice its runs would
+ * still fit in REPEAT_BATCH_SECONDS and REPEAT_MIN_BATCHES such batches
+ * remain. A line per batch and a summary on stderr; the summary also gives
+ * the median CPU time per run (the process's, read around each batch), for
+ * comparisons with programs timed by CPU time. Every run must count the same
+ * instructions and events as run 2 (nothing of one run reaches the next);
+ * a run that does not, or that fails, ends the repeat. */
+#define REPEAT_BATCH_SECONDS 20e-6
+#define REPEAT_MIN_BATCHES 16
+
 static SimStatus run_repeated(VM *vm, uint64_t runs, double *wall) {
-  double *times = xrealloc(NULL, (size_t)runs * sizeof(double));
-  SimStatus status = SIM_OK;
-  uint64_t done = 0, steps = 0, events = 0;
-  for (; done < runs && status == SIM_OK; done++) {
-    status = run_once(vm, &times[done]);
-    steps = vm_steps(vm);
-    events = vm_events(vm);
-    fflush(stdout);
-    fprintf(stderr, "run %" PRIu64 ": %.3f us, %" PRIu64 " instructions, %" PRIu64 " events\n", done + 1,
-            times[done] * 1e6, steps, events);
+  SimStatus status = run_once(vm, wall);
+  fflush(stdout);
+  fprintf(stderr, "run 1: %.3f us, %" PRIu64 " instructions, %" PRIu64 " events (with the load)\n", *wall * 1e6,
+          vm_steps(vm), vm_events(vm));
+  if (status != SIM_OK || runs == 1) return status;
+  status = run_once(vm, wall);
+  uint64_t steps = vm_steps(vm), events = vm_events(vm);
+  uint64_t batch = 1, largest = 1;
+  double *times = malloc(2 * (size_t)runs * sizeof(double)), *cpu_times = times + runs;
+  if (!times) {
+    fprintf(stderr, "simvm: out of memory\n");
+    return SIM_FAILED;
   }
-  *wall = times[done - 1];
-  qsort(times, (size_t)done, sizeof *times, by_value);
-  fprintf(stderr, "runs: %" PRIu64 ", median %.3f us, min %.3f us, max %.3f us per run; %" PRIu64
-                  " instructions and %" PRIu64 " events per run\n",
-          done, times[done / 2] * 1e6, times[0] * 1e6, times[done - 1] * 1e6, steps, events);
+  int count = 0;
+  cpu_times[count] = *wall; /* run 2 was not timed by CPU: its wall time stands in */
+  times[count++] = *wall;
+  fflush(stdout);
+  fprintf(stderr, "run 2: %.3f us, %" PRIu64 " instructions, %" PRIu64 " events\n", *wall * 1e6, steps, events);
+  uint64_t next = 3;
+  while (status == SIM_OK && next <= runs) {
+    uint64_t n = runs - next + 1 < batch ? runs - next + 1 : batch;
+    double cpu_started = clock_seconds(CLOCK_PROCESS_CPUTIME_ID), started = wall_now();
+    for (uint64_t k = 0; k < n && status == SIM_OK; k++) {
+      status = vm_run(vm);
+      if (status == SIM_OK && (vm_steps(vm) != steps || vm_events(vm) != events)) {
+        fprintf(stderr, "simvm: run %" PRIu64 " counted %" PRIu64 " instructions and %" PRIu64
+                        " events, run 2 %" PRIu64 " and %" PRIu64 ": runs are not independent\n",
+                next + k, vm_steps(vm), vm_events(vm), steps, events);
+        status = SIM_FAILED;
+      }
+    }
+    *wall = (wall_now() - started) / (double)n;
+    cpu_times[count] = (clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - cpu_started) / (double)n;
+    times[count++] = *wall;
+    fflush(stdout);
+    if (n == 1) fprintf(stderr, "run %" PRIu64 ": %.3f us", next, *wall * 1e6);
+    else fprintf(stderr, "runs %" PRIu64 "-%" PRIu64 ": %.3f us per run", next, next + n - 1, *wall * 1e6);
+    fprintf(stderr, ", %" PRIu64 " instructions, %" PRIu64 " events\n", steps, events);
+    next += n;
+    if (*wall * (double)(2 * batch) <= REPEAT_BATCH_SECONDS && runs - next + 1 >= 2 * batch * REPEAT_MIN_BATCHES)
+      batch *= 2;
+    if (batch > largest) largest = batch;
+  }
+  qsort(times, (size_t)count, sizeof *times, by_value);
+  qsort(cpu_times, (size_t)count, sizeof *times, by_value);
+  fprintf(stderr, "runs: %" PRIu64 ", median %.3f us, min %.3f us, max %.3f us per run (runs 2-%" PRIu64,
+          next - 1, times[count / 2] * 1e6, times[0] * 1e6, times[count - 1] * 1e6, next - 1);
+  if (largest > 1) fprintf(stderr, " in batches of up to %" PRIu64, largest);
+  fprintf(stderr, "), cpu median %.3f us; %" PRIu64 " instructions and %" PRIu64 " events per run\n",
+          cpu_times[count / 2] * 1e6, steps, events);
   free(times);
   return status;
 }
@@ -257,12 +311,19 @@ int main(int argc, char **argv) {
       return fflush(stdout) != 0 ? output_failed() : SIM_OK;
     } else if (strcmp(arg, "-q") == 0 || strcmp(arg, "--quiet") == 0) {
       quiet = true;
-    } else if (strcmp(arg, "--trace") == 0) {
+    } else if (strcmp(arg, "--trace") == 0 || strcmp(arg, "--trace=user") == 0) {
       config.trace = true;
+      config.trace_all = false;
+    } else if (strcmp(arg, "--trace=all") == 0) {
+      config.trace = config.trace_all = true;
+    } else if (strncmp(arg, "--trace=", 8) == 0) {
+      return usage_error("--trace= takes user or all, not '%s'", arg + 8);
     } else if (strcmp(arg, "--sandbox") == 0) {
       config.sandbox = true;
     } else if (strcmp(arg, "--result") == 0) {
       print_result = true;
+    } else if (strcmp(arg, "--strict-shutdown") == 0) {
+      config.strict_shutdown = true;
     } else if (strcmp(arg, "--max-heap") == 0) {
       if (++i == argc) return usage_error("%s needs a size", arg);
       if (!parse_size(argv[i], &config.max_heap) || config.max_heap == 0)

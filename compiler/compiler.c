@@ -228,6 +228,21 @@ static const Builtin *direct_primitive(Compiler *c, const Expr *e) {
   return builtin;
 }
 
+/* Whether `e` calls a constructor of a TVar or MVar (newTVar, newMVar, the
+ * prelude's newTQueue ..., also inside atomically(...)): `x <- e` then
+ * labels what it made `x`. Only these binds pay for a label. */
+static bool makes_labelled(Compiler *c, const Expr *e) {
+  static const char *const constructors[] = {"newTVar", "newMVar", "newEmptyMVar", "registerDelay", "newTMVar",
+                                             "newEmptyTMVar", "newTQueue", "newTSem"};
+  if (e->kind != EXPR_CALL || e->as.call.callee->kind != EXPR_NAME) return false;
+  const char *name = e->as.call.callee->as.name;
+  if (is_local_name(c, name)) return false;
+  if (strcmp(name, "atomically") == 0) return e->as.call.args.count == 1 && makes_labelled(c, e->as.call.args.items[0]);
+  for (size_t i = 0; i < sizeof constructors / sizeof constructors[0]; i++)
+    if (strcmp(name, constructors[i]) == 0) return true;
+  return false;
+}
+
 /* ---- functions and blocks ---- */
 
 static void begin_fn(Compiler *c, FnState *fn, ProtoKind kind, const char *name, Loc loc) {
@@ -316,8 +331,12 @@ static void compile_stmts(Compiler *c, const NodeList *stmts, bool tail, Loc loc
           error_at(c, s->loc, "a block cannot end with '%s %s ...': end it with an action, or `return %s`",
                    s->kind == STMT_LET ? "let" : s->name, s->kind == STMT_LET ? s->name : "<-", s->name);
         }
-        if (s->kind == STMT_BIND) compile_run(c, s->expr, false);
-        else compile_expr(c, s->expr, false);
+        if (s->kind == STMT_BIND) {
+          compile_run(c, s->expr, false);
+          if (makes_labelled(c, s->expr)) emit_u16(c, OP_LABEL_NEW, make_constant(c, OBJ_VAL(intern(c, s->name)), s->loc));
+        } else {
+          compile_expr(c, s->expr, false);
+        }
         declare_local(c, s->name, s->loc);
         break;
       case STMT_EXPR:

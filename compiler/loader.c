@@ -228,6 +228,8 @@ static SimStatus load_source(VM *vm, Source *source, char *key, const Loading *o
 }
 
 static SimStatus load_top(VM *vm, Source *source, char *key) {
+  vm_discard_run(vm); /* new code must not be allocated among a finished run's objects */
+  vm->main_action = UNDEFINED_VAL; /* the new code may define main */
   Diag diag = {write_diag, vm, 0};
   SimStatus status = load_source(vm, source, key, NULL, 0, &diag);
   if (diag.errors > DIAG_MAX_ERRORS) vm_report(vm, "%d errors in all; only the first %d are shown\n", diag.errors, DIAG_MAX_ERRORS);
@@ -235,7 +237,7 @@ static SimStatus load_top(VM *vm, Source *source, char *key) {
 }
 
 SimStatus loader_load_prelude(VM *vm) {
-  Source *source = source_from_memory("stdlib/prelude.sim", prelude_source, prelude_length);
+  Source *source = source_from_memory(PRELUDE_FILE, prelude_source, prelude_length);
   if (!source) return SIM_USAGE;
   char *key = xrealloc(NULL, sizeof "<prelude>");
   strcpy(key, "<prelude>");
@@ -267,6 +269,8 @@ SimStatus vm_load_file(VM *vm, const char *path) {
     return SIM_USAGE;
   }
   if (bytecode_is((const uint8_t *)source->text, source->length)) {
+    vm_discard_run(vm);
+    vm->main_action = UNDEFINED_VAL;
     SimStatus status = vm->config.no_prelude
                            ? bytecode_load(vm, path, (const uint8_t *)source->text, source->length)
                            : (vm_report(vm, "%s: a bytecode file cannot be imported or loaded after a script\n", path),
@@ -297,43 +301,6 @@ SimStatus vm_load_source(VM *vm, const char *name, const char *text, size_t leng
   return load_top(vm, source, key);
 }
 
-ObjClosure *loader_boot_action(VM *vm) {
-  ObjString *name = obj_cstring(vm, "main");
-  int main_index = vm_find_global(vm, name);
-  if (main_index < 0 || vm->global_info[main_index].builtin) {
-    vm_report(vm, "%s: error: the program defines no 'main' (write `main = { ... }`)\n", vm->config.program);
-    return NULL;
-  }
-  const GlobalInfo *info = &vm->global_info[main_index];
-  if (info->arity > 0) {
-    vm_report(vm, "%s:%d: error: 'main' must take no parameters (read arguments with args())\n", info->file,
-              info->line);
-    return NULL;
-  }
-  ObjProto *proto = obj_proto(vm, PROTO_BLOCK, "<vm>", 0);
-  proto->name = obj_cstring(vm, "<boot>");
-  proto->max_slots = 3;
-  Chunk *chunk = &proto->chunk;
-  for (int i = 0; i < vm->module_inits.count; i++) {
-    int k = chunk_add_constant(chunk, vm->module_inits.values[i]);
-    chunk_write(chunk, OP_CONST, 0);
-    chunk_write(chunk, (uint8_t)(k >> 8), 0);
-    chunk_write(chunk, (uint8_t)k, 0);
-    chunk_write(chunk, OP_BIND, 0);
-    chunk_write(chunk, OP_POP, 0);
-  }
-  chunk_write(chunk, OP_GET_GLOBAL, 0);
-  chunk_write(chunk, (uint8_t)(main_index >> 8), 0);
-  chunk_write(chunk, (uint8_t)main_index, 0);
-  if (info->arity == 0) {
-    chunk_write(chunk, OP_CALL, 0);
-    chunk_write(chunk, 0, 0);
-  }
-  chunk_write(chunk, OP_TAIL_BIND, 0);
-  chunk_write(chunk, OP_RETURN, 0);
-  return obj_closure(vm, proto, 0);
-}
-
 void loader_free(VM *vm) {
   free(vm->sandbox_root);
   vm->sandbox_root = NULL;
@@ -353,15 +320,19 @@ void loader_mark(VM *vm, LoaderMark *mark) {
 }
 
 void loader_rollback(VM *vm, const LoaderMark *mark) {
+  vm_discard_run(vm); /* the run's threads and young heap: the program too, when kept young */
   for (int i = mark->modules; i < vm->module_inits.count; i++) free(vm->module_paths[i]);
   vm->module_inits.count = mark->modules;
+  if (vm->modules_run > mark->modules) vm->modules_run = mark->modules;
   vm->globals.count = mark->globals;
   size_t bytes = (size_t)mark->global_index.capacity * sizeof(Entry);
   table_free(&vm->global_index);
   vm->global_index = mark->global_index;
   vm->global_index.entries = bytes ? xrealloc(NULL, bytes) : NULL;
   if (bytes) memcpy(vm->global_index.entries, mark->global_index.entries, bytes);
-  vm_reset(vm); /* its collection takes the program's objects before the sources they name */
+  vm->main_action = UNDEFINED_VAL;
+  /* what is left of the program is garbage the next collection takes; it
+   * never reads the names of the sources freed here */
   while (vm->sources != mark->sources) {
     Source *next = vm->sources->next;
     source_free(vm->sources);

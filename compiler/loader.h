@@ -1,5 +1,4 @@
-/* Loading programs: files, imports, the embedded prelude, and the boot
- * action that initialises every module and then runs `main`. */
+/* Loading programs: files, imports and the embedded prelude. */
 #ifndef SIMVM_LOADER_H
 #define SIMVM_LOADER_H
 
@@ -7,10 +6,6 @@
 
 /* Compile the standard library embedded at build time (stdlib/prelude.sim). */
 SimStatus loader_load_prelude(VM *vm);
-
-/* The action the main thread runs: each module's top level in load order,
- * then `main`. NULL (reported) when no loaded script defines main. */
-ObjClosure *loader_boot_action(VM *vm);
 
 /* Free the loader's bookkeeping (module paths). */
 void loader_free(VM *vm);
@@ -27,10 +22,12 @@ typedef struct {
 
 void loader_mark(VM *vm, LoaderMark *mark);
 
-/* Forget everything loaded and run since `mark`: the state of the last run
- * (threads, timers, top-level values), the modules, the globals they
- * declared (names they shadowed are visible again) and their sources; then
- * collect, so the heap is as it was. */
+/* Forget everything loaded and run since `mark`: the last run (threads,
+ * timers, its young heap), the modules, the globals they declared (names
+ * they shadowed are visible again) and their sources. The programs loaded
+ * after the mark must have been kept young (vm->keep_young), or their
+ * objects stay in the old generation for good; the modules the mark holds
+ * keep their top-level values. */
 void loader_rollback(VM *vm, const LoaderMark *mark);
 
 void loader_mark_free(LoaderMark *mark);

@@ -36,6 +36,8 @@ printf 'main = return 41 + 1\n' >"$tmp/answer.sim"
 mkdir "$tmp/dir.sim"
 printf 'fn f(n) = fork(f(n + 1)) >> delay(1s)\nmain = f(0)\n' >"$tmp/bomb.sim"
 printf 'fn g(xs) = g(cons(1, xs))\nmain = say(g([]))\n' >"$tmp/grow.sim"
+printf 'main = {\n  fork(delay(1s))\n  return 7\n}\n' >"$tmp/leave.sim"
+printf 'main = {\n  fork(delay(1s))\n  delay(2s)\n}\n' >"$tmp/wait.sim"
 
 # the collector runs at every allocation while the profiler, the timeline
 # and both traces record a program that forks, labels and drops garbage
@@ -91,8 +93,19 @@ expect "max-heap value"      2 "simvm: --max-heap needs a size such as 512MB, 2G
 expect "profile files"       0 "ok" sh -c "'$simvm' -q --profile-json p.json --profile-folded p.folded --trace-json t.jsonl --timeline t.json prog.sim && grep -q '\"instructions\": ' p.json && grep -q '^main;<thread>' p.folded && grep -q '\"event\": \"delay\"' t.jsonl && grep -q traceEvents t.json && echo ok"
 expect "timeline tracks"     0 "51" sh -c "'$simvm' -q --timeline tl.json '$root/bench/seed/async.sim' 50 && grep -c '\"name\": \"thread_name\"' tl.json"
 expect "profile text"        0 "simvm profile (every count is deterministic; only wall and GC times vary)" sh -c "'$simvm' -q --profile prog.sim 2>&1"
-expect "repeat"              0 "runs: 3, same counts" sh -c "'$simvm' -q --repeat 3 prog.sim 2>&1 | sed -n 's/.*per run; \\([0-9]*\\) instructions.*/\\1/p' | sort -u | wc -l | sed 's/^1\$/runs: 3, same counts/'"
-expect "gc-stressed writers"  0 "ok" sh -c "SIMVM_GC_STRESS=1 '$simvm' --trace --profile --profile-json g.json --profile-folded g.folded --timeline g.tl --trace-json g.jsonl gc.sim >g.out && SIMVM_GC_STRESS=1 '$simvm' -q --profile gc.sim 2>g.err && grep -q '^main;<thread>;<boot> ' g.folded && grep -q '\"name\": \"loop\"' g.json && grep -q '\"2 (w1)\"' g.tl && [ \$(grep -c '\"event\": \"say\"' g.jsonl) = 4 ] && grep -q '^       2us  main         say \"10\"' g.out && grep -q '^  3 (w2) ' g.err && echo ok"
+expect "repeat"              0 "run 1: 12 instructions, 4 events (with the load)" sh -c "'$simvm' -q --repeat 3 prog.sim 2>&1 | head -1 | sed 's/[0-9.]* us, //'"
+expect "repeat lines"        0 "run 2: 12 instructions, 4 events|run 3: 12 instructions, 4 events|runs: 3, median per run; 12 instructions and 4 events per run" sh -c "'$simvm' -q --repeat 3 prog.sim 2>&1 | tail -n +2 | sed 's/[0-9.]* us[ a-z]*, //; s/ median.* per run (runs 2-3), cpu median [0-9.]* us;/ median per run;/' | tr '\\n' '|' | sed 's/|\$//'"
+expect "repeat batches"      0 "runs: 200, batched, 12 instructions and 4 events per run" sh -c "'$simvm' -q --repeat 200 prog.sim 2>&1 | tail -1 | sed -n 's/^runs: 200, median .* per run (runs 2-200 in batches of up to [0-9]*), cpu median [0-9.]* us; \\(.*\\)/runs: 200, batched, \\1/p'"
+expect "trace=bogus"         2 "simvm: --trace= takes user or all, not 'bogus'" "$simvm" --trace=bogus hi.sim
+expect "trace=all"           0 "       0ns  main         mask MaskedInterruptible" sh -c "printf 'main = mask_(return ())\\n' >m.sim && '$simvm' --trace=all m.sim"
+expect "trace=user"          0 "       0ns  main         exit" sh -c "printf 'main = mask_(return ())\\n' >m.sim && '$simvm' --trace=user m.sim"
+expect "strict shutdown"     1 "simvm: strict shutdown: main finished at 0ns with 1 thread still alive (--strict-shutdown)" "$simvm" --strict-shutdown leave.sim
+expect "strict -q --result"  1 "simvm: strict shutdown: main finished at 0ns with 1 thread still alive (--strict-shutdown)" "$simvm" -q --result --strict-shutdown leave.sim
+expect "strict, no threads"  0 "42" "$simvm" --strict-shutdown -q --result answer.sim
+expect "strict --repeat"     0 "exit 1 after 1 run" sh -c "out=\$('$simvm' --repeat 3 --strict-shutdown leave.sim 2>&1); echo \"exit \$? after \$(echo \"\$out\" | grep -c '^run ') run\""
+expect "strict --profile"    0 "exit 1, report and profile" sh -c "out=\$('$simvm' -q --strict-shutdown --profile leave.sim 2>&1); echo \"exit \$?, \$(echo \"\$out\" | grep -c '^simvm: strict shutdown\|^simvm profile' | sed 's/^2\$/report and profile/')\""
+expect "strict --max-time"   5 "simvm: time limit reached: the next event is after 1us (--max-time)" "$simvm" --strict-shutdown --max-time 1us wait.sim
+expect "gc-stressed writers"  0 "ok" sh -c "SIMVM_GC_STRESS=1 '$simvm' --trace --profile --profile-json g.json --profile-folded g.folded --timeline g.tl --trace-json g.jsonl gc.sim >g.out && SIMVM_GC_STRESS=1 '$simvm' -q --profile gc.sim 2>g.err && grep -q '^main;<thread>;main ' g.folded && grep -q '\"name\": \"loop\"' g.json && grep -q '\"2 (w1)\"' g.tl && [ \$(grep -c '\"event\": \"say\"' g.jsonl) = 4 ] && grep -q '^       2us  main         say \"10\"' g.out && grep -q '^  3 (w2) ' g.err && echo ok"
 expect "output error"        2 "simvm: cannot write output: No space left on device" sh -c "'$simvm' hi.sim >/dev/full"
 expect "trace-json error"    2 "simvm: cannot write '/dev/full': No space left on device" "$simvm" -q --trace-json /dev/full tick.sim
 expect "help output error"   2 "simvm: cannot write output: No space left on device" sh -c "'$simvm' --help >/dev/full"

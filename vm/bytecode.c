@@ -182,6 +182,7 @@ static ObjProto *get_proto(Reader *r, bool top_level) {
   }
   proto->name = obj_cstring(r->vm, name);
   proto->file = file_name(r->vm, file);
+  proto->prelude = strcmp(proto->file, PRELUDE_FILE) == 0;
   free(name);
   free(file);
   if (!get_count(r, 0x7fffffff, "a line", &line) || !get_count(r, 1u << 24, "a code length", &length) ||

@@ -34,6 +34,7 @@ int debug_instruction(Buffer *out, const ObjProto *proto, int offset, const VM *
       break;
     case OP_CONST:
     case OP_FIELD:
+    case OP_LABEL_NEW:
       if (operand < chunk->constants.count) {
         buf_append(out, "    ; ", 6);
         value_show(out, chunk->constants.values[operand], true);

@@ -41,6 +41,27 @@ bool interp_frame_location(VM *vm, const CallFrame *frame, const ObjProto **prot
 }
 #endif
 
+#ifndef SIMVM_PROFILED
+void interp_note_raise(VM *vm, ObjThread *thread, Value exc, ObjThread *from) {
+  Value last = thread->raised_value;
+  if (!from && exc.type == last.type && (IS_OBJ(exc) ? AS_OBJ(exc) == AS_OBJ(last) : value_equal(exc, last))) return;
+  thread->raised_by = from;
+  thread->raised_value = exc;
+  thread->raise_file = NULL;
+  /* the innermost frame of the script's own code (the prelude's would
+   * only confuse: a bracket or finally is not where things went wrong) */
+  for (int i = thread->frame_count - 1; i >= 0; i--) {
+    const ObjProto *proto;
+    int line;
+    if (!interp_frame_location(vm, &thread->frames[i], &proto, &line)) continue;
+    if (proto->prelude) continue;
+    thread->raise_file = proto->file;
+    thread->raise_line = line;
+    break;
+  }
+}
+#endif
+
 /* A runtime-error exception carrying vm->error, where it happened and the stack trace. */
 static Value error_exception(VM *vm, ObjThread *thread) {
   ObjException *exc = obj_exception(vm, EXC_ERROR, NULL);
@@ -69,6 +90,40 @@ static Value error_exception(VM *vm, ObjThread *thread) {
   return OBJ_VAL(exc);
 }
 
+/* Deaths that need no report: kill() and the async library's cancel(). */
+static bool quiet_death(Value exc) {
+  if (IS_EXCEPTION(exc)) return AS_EXCEPTION(exc)->kind == EXC_KILLED;
+  if (!IS_RECORD(exc)) return false;
+  ObjRecord *record = AS_RECORD(exc);
+  for (int i = 0; i < record->count; i++)
+    if (strcmp(record->fields[i].name->chars, "kind") == 0 && IS_STRING(record->fields[i].value))
+      return strcmp(AS_CSTRING(record->fields[i].value), "AsyncCancelled") == 0;
+  return false;
+}
+
+#define DEATH_SHOW_LIMIT 200    /* bytes of the exception in a death report */
+#define TRACE_SHOW_LIMIT 4096   /* bytes of a value in a trace event        */
+
+/* `exc` as show renders it (strings quoted), on one line (line breaks and
+ * other control bytes escaped) and at most `limit` bytes, then "...": the
+ * report stays one line whatever the value, even one whose rendering,
+ * sharing its parts, would take more memory than there is. */
+static void show_one_line(Buffer *out, Value exc, size_t limit) {
+  Buffer text;
+  buf_init(&text);
+  bool complete = value_show_bounded(&text, exc, true, limit);
+  size_t length = text.length < limit ? text.length : limit;
+  for (size_t i = 0; i < length; i++) {
+    unsigned char c = (unsigned char)text.data[i];
+    if (c == '\n') buf_append(out, "\\n", 2);
+    else if (c < 0x20 || c == 0x7f) buf_printf(out, "\\x%02x", c);
+    else buf_append(out, (const char *)&c, 1);
+  }
+  if (!complete || text.length > limit) buf_append(out, "...", 3);
+  if (!out->data) buf_append(out, "", 0);
+  buf_free(&text);
+}
+
 /* The thread ends with an exception nobody caught. */
 static void thread_died(VM *vm, ObjThread *thread, Value exc) {
   Buffer name_text;
@@ -77,7 +132,7 @@ static void thread_died(VM *vm, ObjThread *thread, Value exc) {
   const char *name = buf_text(&name_text);
   Buffer text;
   buf_init(&text);
-  value_show(&text, exc, true);
+  show_one_line(&text, exc, TRACE_SHOW_LIMIT);
   vm_trace(vm, thread, "died: %s", text.data);
   Buffer when;
   buf_init(&when);
@@ -93,6 +148,21 @@ static void thread_died(VM *vm, ObjThread *thread, Value exc) {
     buf_free(&report);
   } else if (thread == vm->main_thread) {
     vm_report(vm, "simvm: uncaught exception %s in thread %s at simulated time %s\n", text.data, name, when.data);
+  } else if (!quiet_death(exc)) {
+    /* as GHC reports a forked thread's uncaught exception: one line */
+    Buffer report;
+    buf_init(&report);
+    buf_printf(&report, "simvm: thread %s at %s: uncaught ", name, when.data);
+    show_one_line(&report, exc, DEATH_SHOW_LIMIT);
+    if (thread->raise_file) buf_printf(&report, " at %s:%d", thread->raise_file, thread->raise_line);
+    if (thread->raised_by) {
+      buf_append(&report, " (thrown by thread ", 19);
+      thread_name(&report, thread->raised_by);
+      buf_append(&report, ")", 1);
+    }
+    buf_append(&report, "\n", 1);
+    if (vm->config.write_error) vm->config.write_error(vm->config.user, report.data, report.length);
+    buf_free(&report);
   }
   buf_free(&text);
   buf_free(&when);
@@ -121,9 +191,10 @@ static bool unwind(VM *vm, ObjThread *thread, Value exc) {
 
 static const char *const mask_names[] = {"Unmasked", "MaskedInterruptible", "MaskedUninterruptible"};
 
-/* Change the masking state, tracing real changes. */
-static void set_mask(VM *vm, ObjThread *thread, MaskState mask) {
-  if (thread->mask != mask) vm_trace(vm, thread, "mask %s", mask_names[mask]);
+/* Change the masking state, tracing real changes (`internal`: by the
+ * prelude's code, see vm_trace_internal). */
+static void set_mask(VM *vm, ObjThread *thread, MaskState mask, bool internal) {
+  if (thread->mask != mask) vm_trace_internal(vm, thread, internal, "mask %s", mask_names[mask]);
   thread->mask = mask;
 }
 
@@ -338,15 +409,21 @@ static void emit_say(VM *vm, ObjThread *thread, Value what) {
   buf_free(&text);
 }
 
-/* Trace an event followed by a shown value ("throw ThreadKilled"). */
-static void trace_value(VM *vm, ObjThread *thread, const char *event, Value value, bool quote) {
+/* Trace an event followed by a shown value ("throw ThreadKilled");
+ * `internal` as for vm_trace_internal. */
+static void trace_value(VM *vm, ObjThread *thread, const char *event, Value value, bool quote, bool internal) {
   if (!traced(vm)) return;
   Buffer text;
   buf_init(&text);
-  value_show(&text, value, quote);
-  vm_trace(vm, thread, "%s%s", event, buf_text(&text));
+  if (!value_show_bounded(&text, value, quote, TRACE_SHOW_LIMIT)) buf_append(&text, "...", 3);
+  vm_trace_internal(vm, thread, internal, "%s%s", event, buf_text(&text));
   buf_free(&text);
 }
+
+/* The primitives whose trace events are internal when the prelude's code
+ * calls them: run from an action value, the value says who built it. */
+static const bool origin_ops[OP_COUNT] = {[OP_ATOMICALLY] = true, [OP_WITH_MASK] = true, [OP_CATCH] = true,
+                                          [OP_THROW] = true};
 
 /* ---- the loop ---- */
 
@@ -395,6 +472,7 @@ SimStatus INTERP_LOOP(VM *vm) {
   frame = NULL;
   ip = NULL;
   slots = constants = NULL;
+  bool from_action = false, action_prelude = false; /* see origin_ops */
   uint64_t steps = vm->steps;
 
 #define READ_BYTE() (*ip++)
@@ -448,6 +526,9 @@ SimStatus INTERP_LOOP(VM *vm) {
     LOAD_FRAME();                                                          \
     DISPATCH();                                                            \
   } while (0)
+/* Whether the primitive running now (one of origin_ops) was called by the
+ * prelude's code: directly, or by running an action value it built. */
+#define CALLED_BY_PRELUDE() (from_action ? (from_action = false, action_prelude) : frame->closure->proto->prelude)
 /* The one check before every instruction: the instructions run against
  * stop_at, which vm_update_stop lowers for --max-steps and --max-work and
  * vm_stop (a signal handler, a trace cap, an output error) sets to 0. It
@@ -550,6 +631,7 @@ next_thread:
     const Builtin *builtin = &builtin_table[READ_BYTE()];
     STORE_FRAME();
     ObjAction *action = obj_action(vm, (uint8_t)builtin->op, builtin->arity, thread->sp - builtin->arity);
+    action->prelude = frame->closure->proto->prelude;
     thread->sp -= builtin->arity;
     PUSH(OBJ_VAL(action));
     DISPATCH();
@@ -729,7 +811,9 @@ next_thread:
       if (builtin->native) {
         CHECK(builtin->native(vm, thread->sp - argc, &result));
       } else {
-        result = OBJ_VAL(obj_action(vm, (uint8_t)builtin->op, argc, thread->sp - argc));
+        ObjAction *action = obj_action(vm, (uint8_t)builtin->op, argc, thread->sp - argc);
+        action->prelude = frame->closure->proto->prelude;
+        result = OBJ_VAL(action);
       }
       thread->sp -= argc + 1;
       PUSH(result);
@@ -791,6 +875,10 @@ next_thread:
       STORE_FRAME();
       if (!thread_reserve(vm, thread, primitive->argc + 1)) RUNTIME_ERROR("stack overflow");
       for (int i = 0; i < primitive->argc; i++) PUSH(primitive->args[i]);
+      if (origin_ops[primitive->op]) {
+        from_action = true;
+        action_prelude = primitive->prelude;
+      }
       if (primitive->op != OP_RUN_CALL) EXECUTE(primitive->op);
       /* a suspended call: the closure and its arguments become the frame's slots */
       ObjClosure *closure = AS_CLOSURE(primitive->args[0]);
@@ -845,6 +933,38 @@ next_thread:
     PEEK(0) = UNIT_VAL;
     DISPATCH();
   }
+  CASE(TRACE_TVAR): {
+    Value f = PEEK(0), target = PEEK(1);
+    if (!IS_TVAR(target)) {
+      STORE_FRAME();
+      Buffer what;
+      buf_init(&what);
+      value_show(&what, f, false);
+      rt_error(vm, "traceTVar needs a TVar and a function of (old, new): got %s and %s", value_type_name(target),
+               buf_text(&what));
+      buf_free(&what);
+      goto runtime_error;
+    }
+    int arity = IS_FUNCTION_CLOSURE(f) ? AS_CLOSURE(f)->proto->arity : IS_BUILTIN(f) ? AS_BUILTIN(f)->builtin->arity : -1;
+    if (arity != 2) {
+      STORE_FRAME();
+      Buffer what;
+      buf_init(&what);
+      value_show(&what, target, false);
+      if (arity < 0)
+        rt_error(vm, "traceTVar needs a function of 2 arguments (old, new) for %s, not %s", buf_text(&what),
+                 value_type_name(f));
+      else
+        rt_error(vm, "traceTVar needs a function of 2 arguments (old, new) for %s, but '%s' takes %d", buf_text(&what),
+                 obj_callable_name(f), arity);
+      buf_free(&what);
+      goto runtime_error;
+    }
+    AS_TVAR(target)->trace_fn = f;
+    thread->sp--;
+    PEEK(0) = UNIT_VAL;
+    DISPATCH();
+  }
   CASE(LABEL_TVAR): {
     Value label = PEEK(0), target = PEEK(1);
     if (!IS_TVAR(target)) RUNTIME_ERROR("labelTVar needs a TVar, not %s", value_type_name(target));
@@ -855,11 +975,12 @@ next_thread:
     DISPATCH();
   }
   CASE(ATOMICALLY): {
+    bool internal = CALLED_BY_PRELUDE();
     if (thread->in_transaction) RUNTIME_ERROR("atomically inside atomically: transactions do not nest");
     Value action = PEEK(0);
     if (!IS_BLOCK_CLOSURE(action) && !IS_ACTION(action))
       RUNTIME_ERROR("atomically needs a transaction to run, not %s", value_type_name(action));
-    ENTER_INTERNAL(vm->atomically_closure, 1);
+    ENTER_INTERNAL(internal ? vm->prelude_atomically : vm->atomically_closure, 1);
   }
   CASE(RETRY):
     IN_TRANSACTION("retry");
@@ -884,6 +1005,14 @@ next_thread:
     PEEK(0) = OBJ_VAL(tvar);
     DISPATCH();
   }
+  CASE(LABEL_NEW): {
+    /* the compiler emits this only after binding a constructor's result */
+    ObjString *name = AS_STRING(constants[READ_U16()]);
+    Value made = PEEK(0);
+    if (IS_TVAR(made) && !AS_TVAR(made)->label) AS_TVAR(made)->label = name;
+    else if (IS_MVAR(made) && !AS_MVAR(made)->label) AS_MVAR(made)->label = name;
+    DISPATCH();
+  }
   CASE(RUN_CALL): RUNTIME_ERROR("internal error: RUN_CALL is not an instruction");
 
   CASE(DELAY): {
@@ -893,7 +1022,8 @@ next_thread:
       if (IS_INT(d)) RUNTIME_ERROR("delay needs a duration, not int (write %" PRId64 "us, or n * 1us)", AS_INT(d));
       RUNTIME_ERROR("delay needs a duration, not %s", value_type_name(d));
     }
-    INTERRUPTIBLE_POINT();
+    /* a negative delay returns at once, without blocking or yielding (io-sim) */
+    if (AS_DURATION(d) >= 0) INTERRUPTIBLE_POINT();
     PUSH(UNIT_VAL);
     STORE_FRAME();
     if (traced(vm)) {
@@ -903,6 +1033,7 @@ next_thread:
       vm_trace(vm, thread, "delay %s", text.data);
       buf_free(&text);
     }
+    if (AS_DURATION(d) < 0) DISPATCH();
     sched_delay(vm, thread, AS_DURATION(d));
     goto next_thread;
   }
@@ -991,7 +1122,10 @@ next_thread:
       vm_trace(vm, thread, "%s %s", what, buf_text(&text));
       buf_free(&text);
     }
-    if (AS_THREAD(target) == thread) goto throw_exception; /* to itself: synchronous */
+    if (AS_THREAD(target) == thread) { /* to itself: synchronous */
+      interp_note_raise(vm, thread, exc, NULL);
+      goto throw_exception;
+    }
     thread->sp--;
     PEEK(0) = UNIT_VAL;
     /* a throw that would wait is an interruptible point: an exception
@@ -1004,22 +1138,26 @@ next_thread:
     goto next_thread;
   }
   CASE(THROW): {
+    bool internal = CALLED_BY_PRELUDE();
     exc = POP();
     PUSH(UNIT_VAL);
     STORE_FRAME();
-    trace_value(vm, thread, "throw ", exc, true);
+    interp_note_raise(vm, thread, exc, NULL);
+    trace_value(vm, thread, "throw ", exc, true, internal);
     goto throw_exception;
   }
   CASE(CATCH): {
+    bool internal = CALLED_BY_PRELUDE();
     NOT_IN_TRANSACTION("catch");
     Value handler = PEEK(0), action = PEEK(1);
     if (!IS_BLOCK_CLOSURE(action) && !IS_ACTION(action))
       RUNTIME_ERROR("catch needs an action to run, not %s", value_type_name(action));
     if (!IS_FUNCTION_CLOSURE(handler) && !IS_BUILTIN(handler))
       RUNTIME_ERROR("catch needs a handler function, not %s", value_type_name(handler));
-    ENTER_INTERNAL(vm->catch_closure, 2);
+    ENTER_INTERNAL(internal ? vm->prelude_catch : vm->catch_closure, 2);
   }
   CASE(WITH_MASK): {
+    bool internal = CALLED_BY_PRELUDE();
     NOT_IN_TRANSACTION("withMaskingState");
     Value action = PEEK(0);
     int state = IS_INT(PEEK(1)) ? (int)AS_INT(PEEK(1)) : mask_from_name(PEEK(1));
@@ -1028,7 +1166,7 @@ next_thread:
     if (!IS_BLOCK_CLOSURE(action) && !IS_ACTION(action))
       RUNTIME_ERROR("withMaskingState needs an action to run, not %s", value_type_name(action));
     PEEK(1) = INT_VAL(state);
-    ENTER_INTERNAL(vm->mask_closure, 2);
+    ENTER_INTERNAL(internal ? vm->prelude_mask : vm->mask_closure, 2);
   }
   CASE(GET_MASK): {
     NOT_IN_TRANSACTION("getMaskingState");
@@ -1068,7 +1206,7 @@ next_thread:
     INTERRUPTIBLE_POINT();
     PEEK(0) = UNIT_VAL; /* replaced by the value when a put hands it over */
     mvar_wait(vm, AS_MVAR(target), thread, op == OP_TAKE_MVAR ? BLOCKED_TAKE : BLOCKED_READ, UNIT_VAL);
-    trace_value(vm, thread, op == OP_TAKE_MVAR ? "takeMVar blocked on " : "readMVar blocked on ", target, false);
+    trace_value(vm, thread, op == OP_TAKE_MVAR ? "takeMVar blocked on " : "readMVar blocked on ", target, false, false);
     goto next_thread;
   }
   CASE(PUT_MVAR): {
@@ -1085,7 +1223,7 @@ next_thread:
     thread->sp--;
     PEEK(0) = UNIT_VAL;
     mvar_wait(vm, AS_MVAR(target), thread, BLOCKED_PUT, value);
-    trace_value(vm, thread, "putMVar blocked on ", target, false);
+    trace_value(vm, thread, "putMVar blocked on ", target, false, false);
     goto next_thread;
   }
   CASE(TRY_TAKE_MVAR): {
@@ -1162,7 +1300,10 @@ next_thread:
       vm_trace(vm, thread, "timeout %s", text.data);
       buf_free(&text);
     }
-    DISPATCH();
+    /* starting a timeout yields, as io-sim's StartTimeout does; the action
+     * runs when the thread's turn comes again */
+    sched_enqueue(vm, thread);
+    goto next_thread;
   }
   CASE(TIMEOUT_DISARM): {
     if (IS_TIMEOUT(slots[2])) sched_disarm_timeout(vm, AS_TIMEOUT(slots[2]));
@@ -1187,18 +1328,18 @@ next_thread:
   CASE(CATCH_HANDLER): {
     /* slot 2 holds the exception (any, a timeout's interrupt included, as in GHC) */
     exc = PEEK(0);
-    trace_value(vm, thread, "caught ", exc, true);
+    trace_value(vm, thread, "caught ", exc, true, frame->closure->proto->prelude);
     /* handlers run with exceptions masked (at least interruptibly), as in GHC */
     PUSH(INT_VAL(thread->mask == MASK_NONE ? MASK_INTERRUPTIBLE : thread->mask));
     DISPATCH();
   }
   CASE(MASK_PUSH): {
     PUSH(INT_VAL(thread->mask));
-    set_mask(vm, thread, (MaskState)AS_INT(slots[0]));
+    set_mask(vm, thread, (MaskState)AS_INT(slots[0]), frame->closure->proto->prelude);
     DISPATCH();
   }
   CASE(MASK_POP): {
-    set_mask(vm, thread, (MaskState)AS_INT(slots[2]));
+    set_mask(vm, thread, (MaskState)AS_INT(slots[2]), frame->closure->proto->prelude);
     if (thread->mask == MASK_NONE && thread->pending_count) {
       STORE_FRAME();
       exc = sched_take_pending(vm, thread);
@@ -1207,7 +1348,7 @@ next_thread:
     DISPATCH();
   }
   CASE(MASK_UNWIND): {
-    set_mask(vm, thread, (MaskState)AS_INT(slots[2]));
+    set_mask(vm, thread, (MaskState)AS_INT(slots[2]), frame->closure->proto->prelude);
     exc = PEEK(0);
     STORE_FRAME();
     goto throw_exception;
@@ -1233,10 +1374,60 @@ next_thread:
     DISPATCH();
   CASE(TX_COMMIT): {
     STORE_FRAME();
-    if (stm_commit(vm, thread) == 0) DISPATCH();
-    /* io-sim's fairness: the committing thread yields to those it woke */
-    sched_enqueue(vm, thread);
-    goto next_thread;
+    Value traces = stm_traced_writes(vm, thread);
+    PUSH(traces);
+    stm_commit(vm, thread, frame->closure->proto->prelude);
+    DISPATCH();
+  }
+  CASE(TX_TRACE): {
+    Value due = slots[2];
+    if (IS_NIL(due)) {
+      /* io-sim's fairness rule: every commit yields, behind the threads it
+       * woke and then the rest of the run queue; RETURN follows */
+      thread->sp = slots + 2;
+      ip += 3;
+      STORE_FRAME();
+      sched_enqueue(vm, thread);
+      goto next_thread;
+    }
+    Value entry = AS_CONS(due)->head;
+    slots[2] = AS_CONS(due)->tail;
+    Value f = AS_CONS(entry)->head, rest = AS_CONS(entry)->tail;
+    Value old = AS_CONS(rest)->head, now_value = AS_CONS(AS_CONS(rest)->tail)->head;
+    Value tvar = AS_CONS(AS_CONS(AS_CONS(rest)->tail)->tail)->head;
+    PUSH(tvar);
+    PUSH(f);
+    PUSH(old);
+    PUSH(now_value);
+    DISPATCH(); /* CALL 2 */
+  }
+  CASE(TX_TRACED): {
+    Value text = PEEK(0), tvar = PEEK(1);
+    if (IS_BLOCK_CLOSURE(text) || IS_ACTION(text)) {
+      Buffer name;
+      buf_init(&name);
+      value_show(&name, tvar, false);
+      rt_error(vm, "traceTVar's function for %s gave an action: it must compute a string from (old, new), "
+               "as fn(old, new) => show(old) ++ \" -> \" ++ show(new)", buf_text(&name));
+      buf_free(&name);
+      goto runtime_error;
+    }
+    if (traced(vm)) {
+      Buffer line;
+      buf_init(&line);
+      value_show(&line, tvar, false);
+      buf_append(&line, " ", 1);
+      Buffer shown;
+      buf_init(&shown);
+      value_show(&shown, text, false);
+      buf_append_quoted(&line, shown.data ? shown.data : "", shown.length);
+      buf_free(&shown);
+      vm_trace(vm, thread, "traceTVar %s", line.data);
+      buf_free(&line);
+    }
+    thread->sp -= 2;
+    ip -= 4; /* back to TX_TRACE */
+    DISPATCH();
   }
   CASE(TX_MARK):
     PUSH(INT_VAL(thread->undo_count));
@@ -1278,7 +1469,7 @@ next_thread:
       vm->result = result;
       vm->steps = steps;
       sched_thread_done(vm, thread);
-      return SIM_OK;
+      return sched_main_ended(vm, SIM_OK);
     }
     sched_thread_done(vm, thread);
     goto next_thread;
@@ -1289,6 +1480,7 @@ next_thread:
 runtime_error:
   STORE_FRAME();
   exc = error_exception(vm, thread);
+  interp_note_raise(vm, thread, exc, NULL);
 throw_exception:
   /* frame->ip was stored by the raising opcode */
   if (unwind(vm, thread, exc)) {
@@ -1297,7 +1489,7 @@ throw_exception:
   }
   if (thread == vm->main_thread) {
     vm->steps = steps;
-    return SIM_FAILED;
+    return sched_main_ended(vm, SIM_FAILED);
   }
   goto next_thread;
 

@@ -25,11 +25,9 @@ Obj *gc_alloc(VM *vm, size_t size, ObjType type) {
   vm->stats.allocations++;
   vm->stats.bytes_allocated += size;
   if (vm->bytes_allocated > vm->stats.peak_heap) vm->stats.peak_heap = vm->bytes_allocated;
-  Obj *obj = xrealloc(NULL, size);
+  Obj *obj = heap_alloc(&vm->heap, size);
   obj->type = type;
   obj->marked = false;
-  obj->next = vm->objects;
-  vm->objects = obj;
   return obj;
 }
 
@@ -83,7 +81,10 @@ static void mark_thread(GrayStack *gray, ObjThread *thread) {
   for (int i = 0; i < thread->pending_count; i++) {
     mark_value(gray, thread->pending[i].exception);
     mark_obj(gray, (Obj *)thread->pending[i].thrower);
+    mark_obj(gray, (Obj *)thread->pending[i].from);
   }
+  mark_obj(gray, (Obj *)thread->raised_by);
+  mark_value(gray, thread->raised_value);
   mark_obj(gray, thread->wait_object);
   mark_value(gray, thread->wait_value);
   for (int i = 0; i < thread->undo_count; i++) {
@@ -104,6 +105,9 @@ static void mark_roots(VM *vm, GrayStack *gray) {
   mark_obj(gray, (Obj *)vm->catch_closure);
   mark_obj(gray, (Obj *)vm->mask_closure);
   mark_obj(gray, (Obj *)vm->atomically_closure);
+  mark_obj(gray, (Obj *)vm->prelude_catch);
+  mark_obj(gray, (Obj *)vm->prelude_mask);
+  mark_obj(gray, (Obj *)vm->prelude_atomically);
   mark_obj(gray, (Obj *)vm->or_else_closure);
   mark_obj(gray, (Obj *)vm->resume_closure);
   mark_obj(gray, (Obj *)vm->retry_signal);
@@ -111,13 +115,15 @@ static void mark_roots(VM *vm, GrayStack *gray) {
   mark_obj(gray, (Obj *)vm->main_thread);
   mark_obj(gray, (Obj *)vm->current);
   mark_value(gray, vm->result);
+  mark_value(gray, vm->main_action);
   for (ObjThread *t = vm->live; t; t = t->live_next) mark_obj(gray, (Obj *)t);
   for (int i = 0; i < vm->run_queue.count; i++) {
     RunEntry *entry = &vm->run_queue.items[(vm->run_queue.head + i) & (vm->run_queue.capacity - 1)];
     mark_obj(gray, (Obj *)entry->thread);
     mark_obj(gray, (Obj *)entry->timeout);
   }
-  for (int i = 0; i < vm->timers.count; i++) mark_obj(gray, vm->timers.items[i]->owner);
+  /* stale entries too: they point at their owners until they go */
+  for (int i = 0; i < vm->timers.count; i++) mark_obj(gray, vm->timers.items[i].timer->owner);
   /* the profile names the prototypes it counted, and outlives the frames
    * that ran them (the boot block is gone once main replaces it) */
   if (vm->profile)
@@ -128,6 +134,7 @@ static void blacken(GrayStack *gray, Obj *obj) {
   switch (obj->type) {
     case OBJ_STRING:
     case OBJ_BUILTIN:
+    case OBJ_FREE:
       break;
     case OBJ_CONS:
       mark_value(gray, ((ObjCons *)obj)->head);
@@ -184,6 +191,8 @@ static void blacken(GrayStack *gray, Obj *obj) {
       ObjTVar *tvar = (ObjTVar *)obj;
       mark_value(gray, tvar->value);
       mark_obj(gray, (Obj *)tvar->label);
+      mark_value(gray, tvar->trace_fn);
+      mark_obj(gray, (Obj *)tvar->last_writer);
       stm_drop_stale_waiters(tvar); /* a stale entry must not keep, or outlive, its thread */
       for (int i = 0; i < tvar->waiter_count; i++) mark_obj(gray, (Obj *)tvar->waiters[i].thread);
       break;
@@ -194,6 +203,8 @@ static void blacken(GrayStack *gray, Obj *obj) {
       mark_obj(gray, (Obj *)mvar->label);
       for (ObjThread *t = mvar->takers_head; t; t = t->wait_next) mark_obj(gray, (Obj *)t);
       for (ObjThread *t = mvar->putters_head; t; t = t->wait_next) mark_obj(gray, (Obj *)t);
+      mark_obj(gray, (Obj *)mvar->last_taker);
+      mark_obj(gray, (Obj *)mvar->last_putter);
       break;
     }
   }
@@ -217,12 +228,13 @@ static size_t object_size(Obj *obj) {
     case OBJ_MVAR: return sizeof(ObjMVar);
     case OBJ_TVAR: return sizeof(ObjTVar);
     case OBJ_CONTINUATION: return sizeof(ObjContinuation) + (size_t)((ObjContinuation *)obj)->count * sizeof(Value);
+    case OBJ_FREE: break;
   }
   return 0;
 }
 
-static void free_object(VM *vm, Obj *obj) {
-  vm->bytes_allocated -= object_size(obj);
+/* Release what a dead object owns besides its own storage (the heap takes that). */
+static void finalize(VM *vm, Obj *obj) {
   switch (obj->type) {
     case OBJ_PROTO: {
       ObjProto *proto = (ObjProto *)obj;
@@ -233,35 +245,24 @@ static void free_object(VM *vm, Obj *obj) {
     case OBJ_THREAD:
       thread_free(vm, (ObjThread *)obj);
       break;
-    case OBJ_TIMEOUT: {
-      ObjTimeout *timeout = (ObjTimeout *)obj;
-      timer_heap_remove(&vm->timers, &timeout->timer);
+    case OBJ_TVAR: /* its timer has no heap entry: an entry keeps its owner alive */
+      free(((ObjTVar *)obj)->waiters);
       break;
-    }
-    case OBJ_TVAR: {
-      ObjTVar *tvar = (ObjTVar *)obj;
-      timer_heap_remove(&vm->timers, &tvar->timer);
-      free(tvar->waiters);
-      break;
-    }
     default:
       break;
   }
-  free(obj);
 }
 
-static void sweep(VM *vm) {
-  Obj **link = &vm->objects;
-  while (*link) {
-    Obj *obj = *link;
-    if (obj->marked) {
-      obj->marked = false;
-      link = &obj->next;
-    } else {
-      *link = obj->next;
-      free_object(vm, obj);
-    }
+/* The sweep's verdict on one young object. */
+static bool sweep_object(void *ctx, Obj *obj) {
+  if (obj->marked) {
+    obj->marked = false;
+    return false;
   }
+  VM *vm = ctx;
+  vm->bytes_allocated -= object_size(obj);
+  finalize(vm, obj);
+  return true;
 }
 
 static double wall_seconds(void) {
@@ -278,18 +279,49 @@ void gc_collect(VM *vm) {
   while (gray.count > 0) blacken(&gray, gray.items[--gray.count]);
   free(gray.items);
   table_remove_unmarked(&vm->strings);
-  sweep(vm);
-  vm->next_gc = vm->bytes_allocated * GC_GROWTH;
-  if (vm->next_gc < GC_FIRST_THRESHOLD) vm->next_gc = GC_FIRST_THRESHOLD;
+  heap_sweep(&vm->heap, sweep_object, vm);
+  /* the old generation is never traced again: only the young heap counts */
+  size_t young = vm->bytes_allocated - vm->old_bytes;
+  vm->next_gc = vm->old_bytes + (young * GC_GROWTH < GC_FIRST_THRESHOLD ? GC_FIRST_THRESHOLD : young * GC_GROWTH);
   vm->stats.gc_seconds += wall_seconds() - started;
 }
 
-void gc_free_all(VM *vm) {
-  Obj *obj = vm->objects;
-  while (obj) {
-    Obj *next = obj->next;
-    free_object(vm, obj);
-    obj = next;
+/* Promotion: marked for good, so marking stops at it and no sweep frees it. */
+static bool promote_object(void *ctx, Obj *obj) {
+  VM *vm = ctx;
+  obj->marked = true;
+  vm->old_bytes += object_size(obj);
+  return false;
+}
+
+void gc_promote(VM *vm) {
+  heap_each(&vm->heap, true, promote_object, vm);
+  heap_promote(&vm->heap);
+}
+
+/* A young object of a finished run, about to be forgotten. */
+static bool discard_object(void *ctx, Obj *obj) {
+  VM *vm = ctx;
+  if (obj->type == OBJ_STRING) {
+    if (((ObjString *)obj)->interned) table_delete(&vm->strings, (ObjString *)obj);
   }
-  vm->objects = NULL;
+  else finalize(vm, obj);
+  return true;
+}
+
+void gc_free_young(VM *vm) {
+  heap_each(&vm->heap, true, discard_object, vm);
+  heap_reset_young(&vm->heap);
+  vm->bytes_allocated = vm->old_bytes;
+  vm->next_gc = vm->old_bytes + GC_FIRST_THRESHOLD;
+}
+
+static bool free_object(void *ctx, Obj *obj) {
+  finalize(ctx, obj);
+  return true;
+}
+
+void gc_free_all(VM *vm) {
+  heap_each(&vm->heap, false, free_object, vm);
+  heap_free(&vm->heap);
 }

@@ -9,7 +9,16 @@
  * thread's stack or push it with gc_push_root(). Collection is a plain
  * stop-the-world mark-sweep, triggered from the funnel when the bytes
  * allocated pass a threshold (twice the live heap after the last cycle).
- * SIMVM_GC_STRESS=1 in the environment collects at every allocation. */
+ * SIMVM_GC_STRESS=1 in the environment collects at every allocation.
+ *
+ * Two generations. What exists when the program has loaded (the prelude,
+ * the program's prototypes and top-level values, interned names) is
+ * promoted to an old generation that is never marked or swept again: its
+ * objects are immutable (top-level definitions are pure values) and point
+ * only at each other, so no young object is reachable from them and no
+ * write barrier is needed. A run allocates young objects only; its
+ * collections trace and sweep the young heap alone, and the next run
+ * frees the whole young heap without tracing it. */
 #ifndef SIMVM_MEMORY_H
 #define SIMVM_MEMORY_H
 
@@ -37,6 +46,15 @@ void gc_collect(VM *vm);
 /* Keep `value` alive until the matching gc_pop_root(). At most 32 deep. */
 void gc_push_root(VM *vm, Value value);
 void gc_pop_root(VM *vm);
+
+/* Move every object allocated so far into the old generation, for good
+ * (after the load's final collection). */
+void gc_promote(VM *vm);
+
+/* Free every young object without tracing: the previous run's heap, which
+ * nothing of the next run can reach. Threads must be released and the
+ * timer heap emptied first. */
+void gc_free_young(VM *vm);
 
 /* Free every object (VM shutdown). */
 void gc_free_all(VM *vm);

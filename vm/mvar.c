@@ -34,10 +34,12 @@ bool mvar_try_take(VM *vm, ObjMVar *mvar, Value *out) {
   *out = mvar->value;
   mvar->full = false;
   mvar->value = UNIT_VAL;
+  mvar->last_taker = vm->current;
   ObjThread *putter = mvar->putters_head;
   if (putter) {
     mvar->full = true;
     mvar->value = putter->wait_value;
+    mvar->last_putter = putter;
     wake(vm, mvar, putter, UNIT_VAL);
   }
   return true;
@@ -57,8 +59,10 @@ bool mvar_try_put(VM *vm, ObjMVar *mvar, Value value) {
     next = t->wait_next;
     if (t->blocked_on == BLOCKED_READ) wake(vm, mvar, t, value);
   }
+  mvar->last_putter = vm->current;
   ObjThread *taker = mvar->takers_head;
   if (taker) {
+    mvar->last_taker = taker;
     wake(vm, mvar, taker, value);
     return true;
   }

@@ -5,7 +5,8 @@
  * taker, if any, leaving the MVar empty; a take from a full MVar refills it
  * from the first waiting putter. Waiting threads queue in the order they
  * blocked. A waiting thread that is killed leaves its queue and takes no
- * value with it. */
+ * value with it. Each MVar remembers the threads that last took and put
+ * its value (vm->current, or the waiter served), for deadlock reports. */
 #ifndef SIMVM_MVAR_H
 #define SIMVM_MVAR_H
 

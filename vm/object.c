@@ -101,6 +101,7 @@ ObjProto *obj_proto(VM *vm, ProtoKind kind, const char *file, int line) {
   proto->name = NULL;
   proto->file = file;
   proto->line = line;
+  proto->prelude = strcmp(file, PRELUDE_FILE) == 0;
   return proto;
 }
 
@@ -122,13 +123,14 @@ ObjAction *obj_action(VM *vm, uint8_t op, int argc, const Value *args) {
   ObjAction *action = ALLOCATE(vm, ObjAction, (size_t)argc * sizeof(Value), OBJ_ACTION);
   action->op = op;
   action->argc = (uint8_t)argc;
+  action->prelude = false;
   for (int i = 0; i < argc; i++) action->args[i] = args[i];
   return action;
 }
 
 ObjTimeout *obj_timeout(VM *vm, ObjThread *thread) {
   ObjTimeout *timeout = ALLOCATE(vm, ObjTimeout, 0, OBJ_TIMEOUT);
-  timeout->timer.heap_index = -1;
+  timeout->timer.set = false;
   timeout->timer.kind = TIMER_TIMEOUT;
   timeout->timer.owner = &timeout->obj;
   timeout->timer.when = 0;
@@ -154,6 +156,7 @@ ObjMVar *obj_mvar(VM *vm, bool full, Value value) {
   mvar->label = NULL;
   mvar->takers_head = mvar->takers_tail = NULL;
   mvar->putters_head = mvar->putters_tail = NULL;
+  mvar->last_taker = mvar->last_putter = NULL;
   return mvar;
 }
 
@@ -164,11 +167,13 @@ ObjTVar *obj_tvar(VM *vm, Value value) {
   tvar->read_stamp = tvar->write_stamp = 0;
   tvar->waiters = NULL;
   tvar->waiter_count = tvar->waiter_capacity = 0;
-  tvar->timer.heap_index = -1;
+  tvar->timer.set = false;
   tvar->timer.kind = TIMER_TVAR;
   tvar->timer.owner = &tvar->obj;
   tvar->timer.when = 0;
   tvar->timer.seq = 0;
+  tvar->trace_fn = UNIT_VAL;
+  tvar->last_writer = NULL;
   return tvar;
 }
 

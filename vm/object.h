@@ -25,13 +25,15 @@ typedef enum {
   OBJ_EXCEPTION, /* ThreadKilled, runtime errors                         */
   OBJ_MVAR,      /* a synchronising box, full or empty (vm/mvar.c)       */
   OBJ_TVAR,      /* a transactional variable (vm/stm.c)                  */
-  OBJ_CONTINUATION /* -O0: the rest of a block, copied to the heap by a bind */
+  OBJ_CONTINUATION, /* -O0: the rest of a block, copied to the heap by a bind */
+  OBJ_FREE         /* internal: a dead slot of the heap (vm/heap.h), never a value */
 } ObjType;
 
+/* Every object's header. Objects never move; the heap finds them by
+ * walking its blocks, so the header holds no list link. */
 struct Obj {
   ObjType type;
-  bool marked;
-  struct Obj *next;   /* all objects, for the sweep */
+  bool marked;        /* reached by the current collection, or old (vm/memory.h) */
 };
 
 /* Strings the compiler and the loader make (names, literals) are interned:
@@ -93,6 +95,8 @@ typedef struct {
   ObjString *name;    /* "fib", "<block>", "<lambda>"                      */
   const char *file;   /* owned by the VM's source list                     */
   int line;
+  bool prelude;       /* the prelude's code: the catch, mask and atomically it
+                         calls make internal trace events (--trace=user)    */
 } ObjProto;
 
 typedef struct {
@@ -113,6 +117,7 @@ typedef struct {
   Obj obj;
   uint8_t op;         /* a primitive opcode: OP_DELAY, OP_SAY ...          */
   uint8_t argc;
+  bool prelude;       /* built by the prelude's code (ObjProto.prelude)    */
   Value args[];
 } ObjAction;
 
@@ -155,6 +160,8 @@ typedef struct {
   ObjString *label;    /* labelMVar, or NULL */
   ObjThread *takers_head, *takers_tail;   /* takeMVar and readMVar, in order */
   ObjThread *putters_head, *putters_tail; /* putMVar, in order               */
+  ObjThread *last_taker;   /* who last took its value, or NULL: the deadlock */
+  ObjThread *last_putter;  /* report's wait-for edges                        */
 } ObjMVar;
 
 /* A thread blocked in retry on a TVar, as of its block_seq when it blocked:
@@ -175,6 +182,8 @@ typedef struct {
   int waiter_count;
   int waiter_capacity;
   Timer timer;           /* registerDelay's timer (kind TIMER_TVAR)         */
+  Value trace_fn;        /* traceTVar's f(old, new), or UNIT_VAL: none      */
+  ObjThread *last_writer; /* whose commit last wrote it (NULL: none, or a timer) */
 } ObjTVar;
 
 /* A heap continuation (-O0, io-sim's strategy): the frame a bind left,

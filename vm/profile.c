@@ -250,6 +250,8 @@ bool profile_write_text(VM *vm, FILE *out, double wall) {
           wall > 0 ? (double)vm->steps / wall / 1e6 : 0.0);
   fprintf(out, "  events               %" PRIu64 "  (%.1f million per second)\n", s->events,
           wall > 0 ? (double)s->events / wall / 1e6 : 0.0);
+  fprintf(out, "  load                 %" PRIu64 " instructions, once: the top-level values, not counted above\n",
+          vm->load_steps);
 
   fprintf(out, "\nopcodes                     count   share\n");
   OpRow rows[OP_COUNT];
@@ -341,6 +343,7 @@ bool profile_write_json(VM *vm, FILE *out, double wall) {
   const VMStats *s = &vm->stats;
   fprintf(out, "{\n  \"schema\": \"simvm-profile/1\",\n");
   fprintf(out, "  \"instructions\": %" PRIu64 ",\n", vm->steps);
+  fprintf(out, "  \"load_instructions\": %" PRIu64 ",\n", vm->load_steps);
   fprintf(out, "  \"simulated_ns\": %" PRId64 ",\n", vm->now);
   fprintf(out, "  \"wall_seconds\": %.6f,\n", wall);
   fprintf(out, "  \"events\": %" PRIu64 ",\n", s->events);

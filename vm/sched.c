@@ -111,15 +111,12 @@ static void cancel_wait(VM *vm, ObjThread *thread) {
       mvar_cancel_wait(thread);
       break;
     case BLOCKED_THROW: {
-      /* its own throwTo is abandoned: withdraw the exception it was delivering */
+      /* it stops waiting, but the exception it was throwing stays pending
+       * in the target and is still raised when the target unmasks, as io-sim
+       * does (its unit_async_10 and unit_async_11); nobody waits for it now */
       ObjThread *target = (ObjThread *)thread->wait_object;
-      for (int i = 0; i < target->pending_count; i++) {
-        if (target->pending[i].thrower != thread) continue;
-        memmove(&target->pending[i], &target->pending[i + 1],
-                (size_t)(target->pending_count - i - 1) * sizeof(Pending));
-        target->pending_count--;
-        break;
-      }
+      for (int i = 0; i < target->pending_count; i++)
+        if (target->pending[i].thrower == thread) target->pending[i].thrower = NULL;
       thread->wait_object = NULL;
       break;
     }
@@ -148,6 +145,7 @@ bool sched_throw_to(VM *vm, ObjThread *thrower, ObjThread *target, Value excepti
   if (sched_would_deliver(target)) {
     if (blocked) cancel_wait(vm, target);
     thread_add_pending(vm, target, exception, NULL);
+    target->pending[target->pending_count - 1].from = thrower;
     return true;
   }
   thread_add_pending(vm, target, exception, thrower);
@@ -167,6 +165,11 @@ bool sched_should_raise(const ObjThread *thread) {
 Value sched_take_pending(VM *vm, ObjThread *thread) {
   Pending first = thread_take_pending(thread);
   thread->interrupted = false;
+  /* a timeout counts as fired when its interrupt is raised, not when it is
+   * queued: one withdrawn before (its action finished, or a newer interrupt
+   * replaced it) never shows */
+  if (IS_TIMEOUT(first.exception)) vm_trace(vm, thread, "timeout fired");
+  interp_note_raise(vm, thread, first.exception, first.from);
   if (waits_to_throw_to(first.thrower, thread)) {
     first.thrower->wait_object = NULL;
     sched_wake(vm, first.thrower);
@@ -186,12 +189,32 @@ void sched_thread_done(VM *vm, ObjThread *thread) {
   thread_release(vm, thread);
 }
 
+/* A timeout's interrupt is about to be thrown to `thread`: an older timeout
+ * interrupt still pending there (not raised yet: the thread has not run
+ * since, or is masked) is withdrawn, and its timeout goes on as if it had
+ * not fired. The newest interrupt wins, as in io-sim, where a later throwTo
+ * replaces the exception a thread has not yet raised (and masked ones are
+ * raised newest first): of two nested timeouts firing at one instant, the
+ * inner one is reported (io-sim's prop_stacked_timeouts). */
+static void supersede_timeouts(ObjThread *thread) {
+  int kept = 0;
+  for (int i = 0; i < thread->pending_count; i++) {
+    Value exc = thread->pending[i].exception;
+    if (IS_TIMEOUT(exc)) {
+      AS_TIMEOUT(exc)->state = TIMEOUT_DISARMED;
+      continue;
+    }
+    thread->pending[kept++] = thread->pending[i];
+  }
+  thread->pending_count = kept;
+}
+
 /* Fire every timer due at the earliest pending instant. */
 static void fire_timers(VM *vm) {
   int64_t when = timer_heap_peek(&vm->timers)->when;
   vm->now = when;
   int count = 0;
-  while (vm->timers.count && timer_heap_peek(&vm->timers)->when == when) {
+  for (Timer *next; (next = timer_heap_peek(&vm->timers)) && next->when == when;) {
     if (count == vm->due_capacity) {
       vm->due_capacity = vm->due_capacity ? vm->due_capacity * 2 : 16;
       vm->due = xrealloc(vm->due, (size_t)vm->due_capacity * sizeof(Timer *));
@@ -199,20 +222,22 @@ static void fire_timers(VM *vm) {
     vm->due[count++] = timer_heap_pop(&vm->timers);
   }
   vm->stats.timers_fired += (uint64_t)count;
-  for (int i = 0; i < count; i++)
-    if (vm->due[i]->kind == TIMER_DELAY) sched_wake(vm, (ObjThread *)vm->due[i]->owner);
-  /* registerDelay: set every TVar due, then wake their readers in block order */
+  /* as io-sim: registerDelay's TVars first (set, then their readers woken,
+   * TVar by TVar), then the delays, then the timeouts */
   ObjTVar **written = NULL;
   int written_count = 0;
   for (int i = 0; i < count; i++) {
     if (vm->due[i]->kind != TIMER_TVAR) continue;
     ObjTVar *tvar = (ObjTVar *)vm->due[i]->owner;
     tvar->value = BOOL_VAL(true);
+    tvar->last_writer = NULL;
     written = xrealloc(written, (size_t)(written_count + 1) * sizeof *written);
     written[written_count++] = tvar;
   }
   if (written_count) stm_wake_readers(vm, written, written_count);
   free(written);
+  for (int i = 0; i < count; i++)
+    if (vm->due[i]->kind == TIMER_DELAY) sched_wake(vm, (ObjThread *)vm->due[i]->owner);
   for (int i = 0; i < count; i++) {
     if (vm->due[i]->kind != TIMER_TIMEOUT) continue;
     ObjTimeout *timeout = (ObjTimeout *)vm->due[i]->owner;
@@ -237,7 +262,8 @@ static void describe_wait(Buffer *out, const ObjThread *t) {
       buf_printf(out, " (it has exceptions masked)");
       break;
     case BLOCKED_DELAY:
-      buf_printf(out, "in delay");
+      buf_printf(out, "in delay until ");
+      duration_show(out, t->delay_timer.when);
       break;
     case BLOCKED_STM:
       buf_printf(out, "in atomically (retry) on ");
@@ -250,44 +276,256 @@ static void describe_wait(Buffer *out, const ObjThread *t) {
   }
 }
 
-/* Where a thread is: the innermost script frame, "file:line". */
+/* Whether a runnable thread has run any of its code yet. */
+static bool started(VM *vm, const ObjThread *t) {
+  return t->state != THREAD_RUNNABLE || t->frame_count != 1 || t->frames[0].ip != vm->entry_closure->proto->chunk.code;
+}
+
+/* Where a thread is, " at file:line": its innermost frame of the script's
+ * own code, else of the prelude's; " (it has not started)" for a thread
+ * that has run no code yet. */
 static void describe_place(VM *vm, Buffer *out, const ObjThread *t) {
-  for (int i = t->frame_count - 1; i >= 0; i--) {
-    const ObjProto *proto;
-    int line;
-    if (!interp_frame_location(vm, &t->frames[i], &proto, &line)) continue;
-    buf_printf(out, " at %s:%d", proto->file, line);
+  for (int pass = 0; pass < 2; pass++) {
+    for (int i = t->frame_count - 1; i >= 0; i--) {
+      const ObjProto *proto;
+      int line;
+      if (!interp_frame_location(vm, &t->frames[i], &proto, &line)) continue;
+      if (pass == 0 && proto->prelude) continue;
+      buf_printf(out, " at %s:%d", proto->file, line);
+      return;
+    }
+  }
+  if (!started(vm, t)) buf_printf(out, " (it has not started)");
+}
+
+static void describe_last(Buffer *out, const ObjThread *t);
+
+/* "  thread 1 (worker) is blocked in takeMVar on <mvar m> at x.sim:4\n" */
+static void describe_thread(VM *vm, Buffer *out, const ObjThread *t) {
+  buf_printf(out, "  thread ");
+  thread_name(out, t);
+  if (t->state == THREAD_BLOCKED) {
+    buf_printf(out, " is blocked ");
+    describe_wait(out, t);
+  } else {
+    buf_printf(out, t == vm->current && started(vm, t) ? " is running" : " is runnable");
+  }
+  describe_place(vm, out, t);
+  if (t->state == THREAD_BLOCKED) describe_last(out, t);
+  buf_append(out, "\n", 1);
+}
+
+/* The oldest thread still alive. */
+static ObjThread *oldest_live(VM *vm) {
+  ObjThread *oldest = vm->live;
+  while (oldest && oldest->live_next) oldest = oldest->live_next;
+  return oldest;
+}
+
+/* ---- the wait-for graph (io-sim issue #219) ----
+ * A blocked thread waits for the thread that could let it go on: the one
+ * that last took the value of the empty MVar it takes (or reads), that
+ * last put the value of the full MVar it puts to, that last wrote a TVar
+ * its transaction retried on, or the target of its throwTo. */
+
+typedef struct {
+  ObjThread *to;      /* NULL: no thread (never taken, written ...)  */
+  Obj *via;           /* the MVar or TVar, NULL for throwTo          */
+} WaitEdge;
+
+/* The edges of a blocked thread, into *edges (malloc'd); how many. */
+static int wait_edges(const ObjThread *t, WaitEdge **edges) {
+  *edges = NULL;
+  switch (t->blocked_on) {
+    case BLOCKED_TAKE:
+    case BLOCKED_READ:
+    case BLOCKED_PUT: {
+      ObjMVar *mvar = (ObjMVar *)t->wait_object;
+      *edges = xrealloc(NULL, sizeof(WaitEdge));
+      (*edges)[0] = (WaitEdge){t->blocked_on == BLOCKED_PUT ? mvar->last_putter : mvar->last_taker, &mvar->obj};
+      return 1;
+    }
+    case BLOCKED_THROW:
+      *edges = xrealloc(NULL, sizeof(WaitEdge));
+      (*edges)[0] = (WaitEdge){(ObjThread *)t->wait_object, NULL};
+      return 1;
+    case BLOCKED_STM:
+      if (!t->read_count) return 0;
+      *edges = xrealloc(NULL, (size_t)t->read_count * sizeof(WaitEdge));
+      for (int i = 0; i < t->read_count; i++) (*edges)[i] = (WaitEdge){t->reads[i]->last_writer, &t->reads[i]->obj};
+      return t->read_count;
+    default:
+      return 0;
+  }
+}
+
+/* "last taken by 1 (worker)", "last written by main" ... for an edge of `t`. */
+static void describe_edge(Buffer *out, const ObjThread *t, const WaitEdge *edge) {
+  if (!edge->via) {
+    buf_printf(out, "waits to throw to ");
+    thread_name(out, edge->to);
     return;
   }
+  buf_printf(out, "waits for ");
+  value_show(out, OBJ_VAL(edge->via), false);
+  const char *verb = t->blocked_on == BLOCKED_PUT ? "put" : t->blocked_on == BLOCKED_STM ? "written" : "taken";
+  buf_printf(out, ", last %s by ", verb);
+  thread_name(out, edge->to);
+}
+
+/* What the thread line adds: who last acted on what it waits for,
+ * "; last taken by 1 (worker)", "; never written" (each TVar named when
+ * it waits on several). */
+static void describe_last(Buffer *out, const ObjThread *t) {
+  WaitEdge *edges;
+  int count = wait_edges(t, &edges);
+  for (int i = 0; i < count; i++) {
+    if (!edges[i].via) continue; /* throwTo names its target already */
+    buf_append(out, i ? ", " : "; ", 2);
+    if (count > 1) {
+      value_show(out, OBJ_VAL(edges[i].via), false);
+      buf_append(out, " ", 1);
+    }
+    if (!edges[i].to) {
+      buf_printf(out, t->blocked_on == BLOCKED_PUT   ? "full from the start"
+                      : t->blocked_on == BLOCKED_STM ? "never written"
+                                                     : "never filled");
+      continue;
+    }
+    const char *verb = t->blocked_on == BLOCKED_PUT ? "put" : t->blocked_on == BLOCKED_STM ? "written" : "taken";
+    buf_printf(out, "last %s by ", verb);
+    thread_name(out, edges[i].to);
+    if (edges[i].to->state == THREAD_DONE) buf_printf(out, ", which has ended");
+  }
+  free(edges);
+}
+
+#define MAX_CYCLES 10
+
+static int target_of(const ObjThread *to, const int *index, int serials, ObjThread *const *threads) {
+  if (!to || to->serial < 0 || to->serial > serials) return -1;
+  int i = index[to->serial];
+  return i >= 0 && threads[i] == to ? i : -1;
+}
+
+/* Print each cycle of the wait-for graph among `count` threads (oldest
+ * first) that a depth-first search meets, at most MAX_CYCLES, from its
+ * oldest thread: "main waits for <mvar a>, last taken by 1, which ...". */
+static void report_cycles(VM *vm, Buffer *out, ObjThread **threads, int count) {
+  /* index by creation serial */
+  int *index = xrealloc(NULL, (size_t)(vm->thread_serial + 1) * sizeof(int));
+  for (int i = 0; i <= vm->thread_serial; i++) index[i] = -1;
+  for (int i = 0; i < count; i++) index[threads[i]->serial] = i;
+  WaitEdge **edges = xrealloc(NULL, (size_t)count * sizeof *edges);
+  int *edge_count = xrealloc(NULL, (size_t)count * sizeof(int));
+  char *color = calloc((size_t)count, 1); /* 0 new, 1 on the path, 2 done */
+  int *path = xrealloc(NULL, (size_t)count * sizeof(int)), *next = xrealloc(NULL, (size_t)count * sizeof(int));
+  for (int i = 0; i < count; i++) edge_count[i] = wait_edges(threads[i], &edges[i]);
+  int cycles = 0;
+  /* the thread an edge leads to, if it is one of `threads` (a thread that
+   * has ended cannot be on a cycle) */
+#define TARGET(node, e) target_of(edges[node][e].to, index, vm->thread_serial, threads)
+  for (int root = 0; root < count && cycles < MAX_CYCLES; root++) {
+    if (color[root]) continue;
+    int depth = 0;
+    path[depth] = root;
+    next[depth] = 0;
+    color[root] = 1;
+    while (depth >= 0 && cycles < MAX_CYCLES) {
+      int node = path[depth];
+      if (next[depth] == edge_count[node]) {
+        color[node] = 2;
+        depth--;
+        continue;
+      }
+      int e = next[depth]++;
+      int to = TARGET(node, e);
+      if (to < 0 || color[to] == 2) continue;
+      if (color[to] == 0) {
+        color[to] = 1;
+        depth++;
+        path[depth] = to;
+        next[depth] = 0;
+        continue;
+      }
+      /* a cycle: from `to`, on the path, down to `node` and back */
+      int start = depth;
+      while (path[start] != to) start--;
+      buf_printf(out, "  cycle: ");
+      for (int k = start; k <= depth; k++) {
+        int at = path[k];
+        const WaitEdge *edge = k == depth ? &edges[at][e] : &edges[at][next[k] - 1];
+        if (k == start) thread_name(out, threads[at]);
+        buf_append(out, " ", 1);
+        describe_edge(out, threads[at], edge);
+        if (k < depth) buf_printf(out, ", which");
+      }
+      buf_append(out, "\n", 1);
+      cycles++;
+    }
+  }
+#undef TARGET
+  for (int i = 0; i < count; i++) free(edges[i]);
+  free(edges);
+  free(edge_count);
+  free(color);
+  free(path);
+  free(next);
+  free(index);
 }
 
 void sched_report_threads(VM *vm, Buffer *out) {
-  ObjThread *oldest = vm->live;
-  while (oldest && oldest->live_next) oldest = oldest->live_next;
-  for (ObjThread *t = oldest; t; t = t->live_prev) {
-    buf_printf(out, "  thread ");
-    thread_name(out, t);
-    if (t->state == THREAD_BLOCKED) {
-      buf_printf(out, " is blocked ");
-      describe_wait(out, t);
-    } else {
-      buf_printf(out, t == vm->current ? " is running" : " is runnable");
-    }
-    describe_place(vm, out, t);
-    buf_append(out, "\n", 1);
-  }
+  for (ObjThread *t = oldest_live(vm); t; t = t->live_prev) describe_thread(vm, out, t);
 }
 
-/* Name every blocked thread, oldest first, with what it waits on and where. */
+/* Name every blocked thread, oldest first, with what it waits on, where,
+ * and who last acted on it; then the cycles among them. */
 static void report_deadlock(VM *vm) {
   Buffer out;
   buf_init(&out);
   buf_printf(&out, "simvm: deadlock at ");
   duration_show(&out, vm->now);
   buf_printf(&out, ": no thread can run and no timer is set\n");
-  sched_report_threads(vm, &out);
+  int count = 0;
+  for (ObjThread *t = vm->live; t; t = t->live_next) count++;
+  ObjThread **threads = xrealloc(NULL, (size_t)(count ? count : 1) * sizeof *threads);
+  count = 0;
+  for (ObjThread *t = oldest_live(vm); t; t = t->live_prev) {
+    threads[count++] = t;
+    describe_thread(vm, &out, t);
+  }
+  report_cycles(vm, &out, threads, count);
+  free(threads);
   if (vm->config.write_error) vm->config.write_error(vm->config.user, out.data, out.length);
   buf_free(&out);
+}
+
+SimStatus sched_main_ended(VM *vm, SimStatus status) {
+  if (!vm->live) return status;
+  int count = 0;
+  for (ObjThread *t = vm->live; t; t = t->live_next) count++;
+  if (traced(vm)) {
+    Buffer names;
+    buf_init(&names);
+    for (ObjThread *t = oldest_live(vm); t; t = t->live_prev) {
+      if (names.length) buf_append(&names, ", ", 2);
+      thread_name(&names, t);
+    }
+    vm_trace(vm, NULL, "end: main %s with %d thread%s still alive: %s", status == SIM_OK ? "finished" : "died",
+             count, count == 1 ? "" : "s", names.data);
+    buf_free(&names);
+  }
+  if (status != SIM_OK || !vm->config.strict_shutdown) return status;
+  /* io-sim's runSimStrictShutdown: a main that leaves threads behind fails */
+  Buffer out;
+  buf_init(&out);
+  buf_printf(&out, "simvm: strict shutdown: main finished at ");
+  duration_show(&out, vm->now);
+  buf_printf(&out, " with %d thread%s still alive (--strict-shutdown)\n", count, count == 1 ? "" : "s");
+  for (ObjThread *t = oldest_live(vm); t; t = t->live_prev) describe_thread(vm, &out, t);
+  if (vm->config.write_error) vm->config.write_error(vm->config.user, out.data, out.length);
+  buf_free(&out);
+  return SIM_FAILED;
 }
 
 ObjThread *sched_next(VM *vm, SimStatus *status) {
@@ -296,8 +534,8 @@ ObjThread *sched_next(VM *vm, SimStatus *status) {
       RunEntry entry = run_queue_pop(vm);
       if (entry.timeout) {
         if (entry.timeout->state != TIMEOUT_FIRED) continue; /* the action finished first */
+        supersede_timeouts(entry.thread);
         entry.timeout->state = TIMEOUT_THROWN;
-        vm_trace(vm, entry.thread, "timeout fired");
         sched_throw_to(vm, NULL, entry.thread, OBJ_VAL(entry.timeout));
         continue;
       }

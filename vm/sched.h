@@ -2,8 +2,9 @@
  *
  * A FIFO run queue; a thread runs until it blocks, yields or ends. When the
  * queue is empty the clock jumps to the earliest timer, and every timer due
- * at that instant fires: first the delays, waking their threads in timer
- * order, then the timeouts, whose interrupts queue behind the woken threads
+ * at that instant fires, as in io-sim: first registerDelay's TVars (waking
+ * their readers), then the delays, waking their threads in timer order,
+ * then the timeouts, whose interrupts queue behind the woken threads
  * (io-sim forks a thread to throw each one). See docs/SEMANTICS.md. */
 #ifndef SIMVM_SCHED_H
 #define SIMVM_SCHED_H
@@ -24,7 +25,7 @@ void sched_arm_tvar(VM *vm, ObjTVar *tvar, int64_t ns);
 /* Mark `thread` blocked for `reason` (the caller queues it where it waits). */
 void sched_block(VM *vm, ObjThread *thread, BlockReason reason);
 
-/* Park `thread` in delay() until now + ns (saturating; ns < 0 counts as 0). */
+/* Park `thread` in delay() until now + ns (ns >= 0; saturating). */
 void sched_delay(VM *vm, ObjThread *thread, int64_t ns);
 
 /* Arm `timeout` to fire `ns` (> 0) from now. */
@@ -61,6 +62,10 @@ Value sched_take_pending(VM *vm, ObjThread *thread);
 /* The thread has ended: wake whoever waits to throw to it, free its stacks. */
 void sched_thread_done(VM *vm, ObjThread *thread);
 
+/* Main has ended (`status`: SIM_OK, or SIM_FAILED when it died) and is off
+ * the live list: trace the threads still alive; with strict_shutdown, a
+ * main that finished leaving any fails (reported). Returns the run's status. */
+SimStatus sched_main_ended(VM *vm, SimStatus status);
 /* A line per live thread, oldest first: "  thread 1 (w) is blocked in delay
  * at x.sim:3", "... is running at x.sim:7" (the deadlock report's lines). */
 void sched_report_threads(VM *vm, Buffer *out);

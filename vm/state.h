@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 
 #include "buffer.h"
+#include "heap.h"
 #include "memory.h"
 #include "opcodes.h"
 #include "profile.h"
@@ -34,6 +35,9 @@ typedef struct {
   int capacity;       /* a power of two */
 } RunQueue;
 
+/* The prelude's file name, as its prototypes carry it. */
+#define PRELUDE_FILE "stdlib/prelude.sim"
+
 /* What the compiler knows about a global slot. */
 typedef struct {
   ObjString *name;
@@ -47,7 +51,8 @@ struct VM {
   VMConfig config;
 
   /* heap */
-  Obj *objects;
+  Heap heap;               /* both generations (vm/heap.h, vm/memory.h) */
+  size_t old_bytes;        /* of the old generation: the loaded program */
   size_t bytes_allocated;
   size_t next_gc;
   int gc_paused;           /* > 0 while the compiler builds protos      */
@@ -71,11 +76,18 @@ struct VM {
   ObjClosure *catch_closure;    /* the body of catch(act, handler)               */
   ObjClosure *mask_closure;     /* the body of withMaskingState(state, act)      */
   ObjClosure *atomically_closure; /* the body of atomically(stm)                 */
+  ObjClosure *prelude_catch;    /* the same three for calls made by the prelude's */
+  ObjClosure *prelude_mask;     /* code: their events are internal (their protos  */
+  ObjClosure *prelude_atomically; /* are marked `prelude`; see vm_trace_internal) */
   ObjClosure *or_else_closure;  /* the body of orElse(a, b)                      */
   ObjClosure *resume_closure;   /* -O0: [BIND, RESUME] stands for a heap continuation */
   ObjException *retry_signal;   /* raised by retry(), caught by orElse/atomically */
   ObjException *thread_killed;  /* the ThreadKilled exception value               */
-  int main_global;         /* index of `main`, or -1                    */
+  int modules_run;         /* module_inits whose top level has run (the load) */
+  uint64_t load_steps;     /* instructions the load took                */
+  Value main_action;       /* what a run's main thread runs; UNDEFINED until the first run */
+  bool keep_young;         /* loads are not promoted, so that a program can be
+                              taken back (loader_rollback, for the fuzzer) */
 
   /* scheduler */
   int64_t now;             /* simulated nanoseconds                     */
@@ -85,6 +97,8 @@ struct VM {
   TimerHeap timers;
   RunQueue run_queue;
   ObjThread *live;         /* threads not yet done                      */
+  StackPool stack_pool;    /* value and frame arrays of finished threads */
+  StackPool frame_pool;
   ObjThread *main_thread;
   ObjThread *current;
   Timer **due;             /* scratch: the timers of one instant        */
@@ -112,11 +126,6 @@ struct VM {
   int live_threads;        /* threads not yet done                      */
 };
 
-/* Forget the last run: its threads, timers and top-level values go, and a
- * collection leaves the heap as it was after loading (vm_run does it
- * before every run but the first). */
-void vm_reset(VM *vm);
-
 /* Declare global `name` (a new slot, shadowing any earlier global of that
  * name for code compiled afterwards). Returns its index. */
 int vm_declare_global(VM *vm, ObjString *name, int arity, const char *file, int line);
@@ -124,6 +133,9 @@ int vm_declare_global(VM *vm, ObjString *name, int arity, const char *file, int 
 /* The index of the global `name` currently visible, or -1. */
 int vm_find_global(VM *vm, ObjString *name);
 
+/* Forget the last run (its threads, timers and young heap), if any. The
+ * loader calls it before compiling more code into a VM that has run. */
+void vm_discard_run(VM *vm);
 /* An internal reason to stop, beside the SimStop values. */
 #define STOP_TRACE_SIZE 16
 
@@ -155,6 +167,13 @@ void vm_report(VM *vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)
  * if tracing is on; counts the event either way. */
 void vm_trace(VM *vm, ObjThread *thread, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* The same for an event that may be one of the prelude's internals (the
+ * masking of bracket, the commits of the async library ...): when
+ * `internal`, the text trace shows it only with trace_all (--trace=all).
+ * JSON lines and the timeline have every event; every event is counted. */
+void vm_trace_internal(VM *vm, ObjThread *thread, bool internal, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* For events whose text is costly to build: true when it will be printed,
  * in which case the caller calls vm_trace (which counts it); otherwise the
  * event is counted here. */
@@ -167,6 +186,9 @@ static inline bool traced(VM *vm) {
 /* Render `value` as show() does into a growable buffer (vm/buffer.h). */
 /* quote: render strings with quotes and escapes (inside lists, records). */
 void value_show(Buffer *buf, Value value, bool quote);
+/* The same, stopping soon after the text passes `limit` bytes (a value that
+ * shares its parts can be far larger shown than in memory); false if cut. */
+bool value_show_bounded(Buffer *buf, Value value, bool quote, size_t limit);
 /* Format a duration with the largest unit that is exact: "1500us", "2ms". */
 void duration_show(Buffer *buf, int64_t ns);
 

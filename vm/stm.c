@@ -75,19 +75,15 @@ void stm_cancel_wait(ObjThread *thread) {
   thread->read_count = 0;
 }
 
-/* A thread to wake, the first written TVar it was waiting on, and when it blocked. */
+/* A thread to wake, and the first written TVar it was waiting on. */
 typedef struct {
   ObjThread *thread;
   ObjTVar *by;
-  uint64_t seq;
 } Waking;
 
-static int by_block_order(const void *a, const void *b) {
-  uint64_t x = ((const Waking *)a)->seq, y = ((const Waking *)b)->seq;
-  return (x > y) - (x < y);
-}
-
 int stm_wake_readers(VM *vm, ObjTVar **written, int count) {
+  /* io-sim's order: TVar by TVar as written, each one's waiters in the
+   * order they blocked, every thread once */
   Waking *woken = NULL;
   int woken_count = 0, woken_capacity = 0;
   for (int i = 0; i < count; i++) {
@@ -96,12 +92,11 @@ int stm_wake_readers(VM *vm, ObjTVar **written, int count) {
       Waiter *w = &tvar->waiters[j];
       if (!waiting(w)) continue;
       GROW(woken, woken_count, woken_capacity);
-      woken[woken_count++] = (Waking){w->thread, tvar, w->seq};
+      woken[woken_count++] = (Waking){w->thread, tvar};
       w->thread->block_seq = 0; /* taken: its entries elsewhere are stale, so it wakes once */
     }
     tvar->waiter_count = 0; /* each woke, or was stale */
   }
-  if (woken_count > 1) qsort(woken, (size_t)woken_count, sizeof *woken, by_block_order);
   for (int i = 0; i < woken_count; i++) {
     stm_cancel_wait(woken[i].thread);
     Buffer why;
@@ -122,7 +117,42 @@ void stm_describe(Buffer *out, ObjTVar **tvars, int count) {
   }
 }
 
-int stm_commit(VM *vm, ObjThread *thread) {
+Value stm_traced_writes(VM *vm, ObjThread *thread) {
+  /* each TVar's first undo entry holds its value from before the transaction */
+  uint64_t stamp = ++vm->transaction_counter;
+  int *firsts = NULL;
+  int count = 0, capacity = 0;
+  for (int i = 0; i < thread->undo_count; i++) {
+    ObjTVar *tvar = thread->undo[i].tvar;
+    if (IS_UNIT(tvar->trace_fn) || tvar->write_stamp == stamp) continue;
+    tvar->write_stamp = stamp;
+    GROW(firsts, count, capacity);
+    firsts[count++] = i;
+  }
+  /* build the list back to front; the undo log keeps the TVars and the old
+   * values reachable, the temporary roots what is built */
+  Value list = NIL_VAL;
+  gc_push_root(vm, list);
+  for (int k = count - 1; k >= 0; k--) {
+    UndoEntry *undo = &thread->undo[firsts[k]];
+    Value entry = OBJ_VAL(obj_cons(vm, OBJ_VAL(undo->tvar), NIL_VAL));
+    gc_push_root(vm, entry);
+    entry = OBJ_VAL(obj_cons(vm, undo->tvar->value, entry));
+    vm->temp_roots[vm->temp_root_count - 1] = entry;
+    entry = OBJ_VAL(obj_cons(vm, undo->old, entry));
+    vm->temp_roots[vm->temp_root_count - 1] = entry;
+    entry = OBJ_VAL(obj_cons(vm, undo->tvar->trace_fn, entry));
+    vm->temp_roots[vm->temp_root_count - 1] = entry;
+    list = OBJ_VAL(obj_cons(vm, entry, list));
+    gc_pop_root(vm);
+    vm->temp_roots[vm->temp_root_count - 1] = list;
+  }
+  gc_pop_root(vm);
+  free(firsts);
+  return list;
+}
+
+int stm_commit(VM *vm, ObjThread *thread, bool internal) {
   /* the written TVars, each once, in the order first written */
   ObjTVar **written = NULL;
   int count = 0, capacity = 0;
@@ -131,6 +161,7 @@ int stm_commit(VM *vm, ObjThread *thread) {
     ObjTVar *tvar = thread->undo[i].tvar;
     if (tvar->write_stamp == stamp) continue;
     tvar->write_stamp = stamp;
+    tvar->last_writer = thread;
     GROW(written, count, capacity);
     written[count++] = tvar;
   }
@@ -144,7 +175,7 @@ int stm_commit(VM *vm, ObjThread *thread) {
       buf_append(&text, ": wrote ", 8);
       stm_describe(&text, written, count);
     }
-    vm_trace(vm, thread, "committed%s", text.data ? text.data : "");
+    vm_trace_internal(vm, thread, internal, "committed%s", text.data ? text.data : "");
     buf_free(&text);
   }
   int woken = stm_wake_readers(vm, written, count);

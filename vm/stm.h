@@ -5,8 +5,8 @@
  * undo log so that retry, orElse and exceptions can roll the writes back,
  * and a read set so that a retrying transaction can block until one of the
  * TVars it read is written. A commit wakes the threads blocked on the TVars
- * it wrote, in the order they blocked; the committing thread then yields to
- * them (io-sim's fairness rule). */
+ * it wrote, in the order they blocked; the committing thread then yields,
+ * behind them and the rest of the run queue (io-sim's fairness rule). */
 #ifndef SIMVM_STM_H
 #define SIMVM_STM_H
 
@@ -24,9 +24,15 @@ void stm_write(VM *vm, ObjThread *thread, ObjTVar *tvar, Value value);
 /* Undo the writes logged after position `mark` (0: all of them). */
 void stm_rollback(ObjThread *thread, int mark);
 
+/* Before committing: the writes to TVars with a traceTVar function, first
+ * written first, as a list of [f, old, new, tvar] lists (NIL_VAL: none);
+ * the interpreter calls each f(old, new) after the commit. May collect. */
+Value stm_traced_writes(VM *vm, ObjThread *thread);
+
 /* Commit: the writes stand, the waiters of the written TVars wake. Returns
- * how many threads woke. */
-int stm_commit(VM *vm, ObjThread *thread);
+ * how many threads woke. `internal`: an atomically of the prelude's code
+ * (its event is hidden from --trace=user). */
+int stm_commit(VM *vm, ObjThread *thread, bool internal);
 
 /* After a retry (the writes rolled back): block the thread until a TVar of
  * its read set is written. */

@@ -7,9 +7,6 @@
 
 #include "state.h"
 
-#define INITIAL_STACK 32
-#define INITIAL_FRAMES 8
-
 ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   gc_push_root(vm, action);
   ObjThread *thread = (ObjThread *)gc_alloc(vm, sizeof(ObjThread), OBJ_THREAD);
@@ -18,16 +15,15 @@ ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   thread->child_number = parent ? ++parent->next_child : 0;
   thread->next_child = 0;
   thread->label = NULL;
-  thread->stack_capacity = INITIAL_STACK;
-  thread->stack = xrealloc(NULL, INITIAL_STACK * sizeof(Value));
+  thread->stack_capacity = THREAD_INLINE_STACK;
+  thread->stack = thread->inline_stack;
   thread->sp = thread->stack;
-  thread->frame_capacity = INITIAL_FRAMES;
-  thread->frames = xrealloc(NULL, INITIAL_FRAMES * sizeof(CallFrame));
+  thread->frame_capacity = THREAD_INLINE_FRAMES;
+  thread->frames = thread->inline_frames;
   thread->frame_count = 0;
-  gc_account(vm, (ptrdiff_t)(INITIAL_STACK * sizeof(Value) + INITIAL_FRAMES * sizeof(CallFrame)));
   thread->state = THREAD_RUNNABLE;
   thread->blocked_on = BLOCKED_NONE;
-  thread->delay_timer.heap_index = -1;
+  thread->delay_timer.set = false;
   thread->delay_timer.kind = TIMER_DELAY;
   thread->delay_timer.owner = &thread->obj;
   thread->in_transaction = false;
@@ -45,6 +41,10 @@ ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   thread->pending = NULL;
   thread->pending_count = 0;
   thread->pending_capacity = 0;
+  thread->raised_by = NULL;
+  thread->raised_value = UNIT_VAL;
+  thread->raise_file = NULL;
+  thread->raise_line = 0;
 
   thread->profile_index = -1;
   thread->serial = vm->thread_serial++;
@@ -63,14 +63,86 @@ ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   return thread;
 }
 
+/* A stack that leaves the thread object starts at these sizes, and arrays
+ * of exactly these sizes are pooled when their thread ends (up to
+ * POOL_MAX of each), so a thread that needs more than the inline stacks
+ * usually costs no malloc either. */
+#define POOLED_STACK 32  /* values */
+#define POOLED_FRAMES 8
+#define POOL_MAX 4096
+
+typedef struct PoolItem {
+  struct PoolItem *next;
+} PoolItem;
+
+static void *pool_take(StackPool *pool, size_t size) {
+  PoolItem *item = pool->items;
+  if (!item) return xrealloc(NULL, size);
+  pool->items = item->next;
+  pool->count--;
+  return item;
+}
+
+static void pool_give(StackPool *pool, void *array) {
+  if (pool->count == POOL_MAX) {
+    free(array);
+    return;
+  }
+  PoolItem *item = array;
+  item->next = pool->items;
+  pool->items = item;
+  pool->count++;
+}
+
+void thread_pools_free(VM *vm) {
+  StackPool *pools[] = {&vm->stack_pool, &vm->frame_pool};
+  for (int i = 0; i < 2; i++) {
+    while (pools[i]->items) {
+      PoolItem *item = pools[i]->items;
+      pools[i]->items = item->next;
+      free(item);
+    }
+    pools[i]->count = 0;
+  }
+}
+
+/* Move an array of `count` elements of `size` bytes to storage for
+ * `capacity`: out of the thread object into a pooled array, or a bigger
+ * malloc'd one. */
+static void *grow(StackPool *pool, void *array, void *inline_array, int count, int capacity, int pooled, size_t size) {
+  if (array != inline_array) return xrealloc(array, (size_t)capacity * size);
+  void *moved = capacity == pooled ? pool_take(pool, (size_t)pooled * size) : xrealloc(NULL, (size_t)capacity * size);
+  memcpy(moved, array, (size_t)count * size);
+  return moved;
+}
+
+/* Give back an array that left the thread object. */
+static void release(StackPool *pool, void *array, int capacity, int pooled) {
+  if (capacity == pooled) pool_give(pool, array);
+  else free(array);
+}
+
+/* Free the stacks if they have left the thread object; account for them. */
+static void free_stacks(VM *vm, ObjThread *thread) {
+  if (thread->stack != thread->inline_stack) {
+    gc_account(vm, -(ptrdiff_t)((thread->stack_capacity - THREAD_INLINE_STACK) * (ptrdiff_t)sizeof(Value)));
+    release(&vm->stack_pool, thread->stack, thread->stack_capacity, POOLED_STACK);
+  }
+  if (thread->frames != thread->inline_frames) {
+    gc_account(vm, -(ptrdiff_t)((thread->frame_capacity - THREAD_INLINE_FRAMES) * (ptrdiff_t)sizeof(CallFrame)));
+    release(&vm->frame_pool, thread->frames, thread->frame_capacity, POOLED_FRAMES);
+  }
+}
+
 bool thread_reserve(VM *vm, ObjThread *thread, int needed) {
   ptrdiff_t used = thread->sp - thread->stack;
   if (used + needed <= thread->stack_capacity) return true;
   if (used + needed > THREAD_MAX_STACK) return false;
-  int capacity = thread->stack_capacity;
+  int capacity = thread->stack == thread->inline_stack ? POOLED_STACK : thread->stack_capacity;
   while (capacity < used + needed) capacity *= 2;
+  if (capacity > THREAD_MAX_STACK) capacity = THREAD_MAX_STACK;
   Value *old = thread->stack;
-  thread->stack = xrealloc(thread->stack, (size_t)capacity * sizeof(Value));
+  thread->stack = grow(&vm->stack_pool, old, thread->inline_stack, (int)used, capacity, POOLED_STACK, sizeof(Value));
   gc_account(vm, (ptrdiff_t)((capacity - thread->stack_capacity) * (ptrdiff_t)sizeof(Value)));
   thread->stack_capacity = capacity;
   if (thread->stack != old) {
@@ -84,8 +156,9 @@ bool thread_reserve(VM *vm, ObjThread *thread, int needed) {
 bool thread_push_frame(VM *vm, ObjThread *thread, ObjClosure *closure, Value *slots) {
   if (thread->frame_count >= THREAD_MAX_FRAMES) return false;
   if (thread->frame_count == thread->frame_capacity) {
-    int capacity = thread->frame_capacity * 2;
-    thread->frames = xrealloc(thread->frames, (size_t)capacity * sizeof(CallFrame));
+    int capacity = thread->frames == thread->inline_frames ? POOLED_FRAMES : thread->frame_capacity * 2;
+    thread->frames = grow(&vm->frame_pool, thread->frames, thread->inline_frames, thread->frame_count, capacity,
+                          POOLED_FRAMES, sizeof(CallFrame));
     gc_account(vm, (ptrdiff_t)((capacity - thread->frame_capacity) * (ptrdiff_t)sizeof(CallFrame)));
     thread->frame_capacity = capacity;
   }
@@ -103,7 +176,7 @@ void thread_add_pending(VM *vm, ObjThread *thread, Value exception, ObjThread *t
     thread->pending_capacity = thread->pending_capacity ? thread->pending_capacity * 2 : 2;
     thread->pending = xrealloc(thread->pending, (size_t)thread->pending_capacity * sizeof(Pending));
   }
-  thread->pending[thread->pending_count++] = (Pending){exception, thrower};
+  thread->pending[thread->pending_count++] = (Pending){exception, thrower, thrower};
 }
 
 Pending thread_take_pending(ObjThread *thread) {
@@ -121,9 +194,7 @@ void thread_release(VM *vm, ObjThread *thread) {
   timer_heap_remove(&vm->timers, &thread->delay_timer);
   if (vm->profile && thread->profile_index >= 0) profile_thread_end(vm, thread);
   if (vm->config.timeline) timeline_state(vm, thread, TRACK_DONE);
-  gc_account(vm, -(ptrdiff_t)(thread->stack_capacity * sizeof(Value) + thread->frame_capacity * sizeof(CallFrame)));
-  free(thread->stack);
-  free(thread->frames);
+  free_stacks(vm, thread);
   free(thread->pending);
   free(thread->undo);
   free(thread->reads);
@@ -143,11 +214,7 @@ void thread_release(VM *vm, ObjThread *thread) {
 }
 
 void thread_free(VM *vm, ObjThread *thread) {
-  if (thread->stack) {
-    gc_account(vm, -(ptrdiff_t)(thread->stack_capacity * sizeof(Value) + thread->frame_capacity * sizeof(CallFrame)));
-  }
-  free(thread->stack);
-  free(thread->frames);
+  if (thread->stack) free_stacks(vm, thread);
   free(thread->pending);
   free(thread->undo);
   free(thread->reads);

@@ -55,7 +55,11 @@ typedef struct {
 typedef struct {
   Value exception;
   ObjThread *thrower;      /* blocked in throwTo until this is raised, or NULL */
+  ObjThread *from;         /* the thread that threw it (NULL: a timeout)       */
 } Pending;
+
+#define THREAD_INLINE_STACK 4   /* values */
+#define THREAD_INLINE_FRAMES 2
 
 struct ObjThread {
   Obj obj;
@@ -91,16 +95,28 @@ struct ObjThread {
   ObjTVar **reads;         /* the read set, each TVar once                */
   int read_count;
   int read_capacity;
-  uint64_t block_seq;      /* when it blocked in retry: waking order      */
+  uint64_t block_seq;      /* when it blocked in retry                    */
 
   Pending *pending;        /* asynchronous exceptions not yet raised, FIFO */
   int pending_count;
   int pending_capacity;
+  ObjThread *raised_by;    /* who threw the exception last raised: NULL when the
+                              thread raised it itself (for the report if it dies) */
+  Value raised_value;      /* that exception: throwing it again keeps raised_by */
+  const char *raise_file;  /* where it was raised: the innermost frame of the  */
+  int raise_line;          /* script's own code (NULL: none, prelude's only)   */
 
   int profile_index;        /* its row in the profile, when profiling */
   int serial;               /* creation order in this run: its timeline track */
   ObjThread *live_prev;    /* the VM's list of threads not yet done   */
   ObjThread *live_next;
+
+  /* A new thread's stacks are these, inside the object, so creating one
+   * is a single allocation; a stack that outgrows them moves to pooled or
+   * malloc'd storage (vm/thread.c). THREAD_INLINE_* cover a thread that
+   * runs a plain action such as `delay(d) >> say(s)`. */
+  CallFrame inline_frames[THREAD_INLINE_FRAMES];
+  Value inline_stack[THREAD_INLINE_STACK];
 };
 
 /* Limits that turn runaway recursion into a runtime error, not a crash. */
@@ -121,11 +137,21 @@ bool thread_reserve(VM *vm, ObjThread *thread, int needed);
 bool thread_push_frame(VM *vm, ObjThread *thread, ObjClosure *closure, Value *slots);
 
 /* Queue an asynchronous exception for the thread; `thrower` (or NULL) is
- * blocked until it is raised. */
+ * blocked until it is raised. Its `from` is `thrower` (set it when another
+ * thread threw it without blocking). */
 void thread_add_pending(VM *vm, ObjThread *thread, Value exception, ObjThread *thrower);
 
 /* Remove and return the oldest pending exception. */
 Pending thread_take_pending(ObjThread *thread);
+
+/* A free list of arrays of one size, for thread stacks (vm/thread.c). */
+typedef struct {
+  void *items;
+  int count;
+} StackPool;
+
+/* Free the pooled stack arrays (VM shutdown). */
+void thread_pools_free(VM *vm);
 
 /* Release the stacks of a finished thread (the object lives on as an id). */
 void thread_release(VM *vm, ObjThread *thread);

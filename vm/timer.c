@@ -1,14 +1,16 @@
-/* Binary min-heap of timers ordered by (when, seq). */
+/* The 4-ary min-heap of timer entries ordered by (when, seq); see timer.h. */
 #include "timer.h"
 
 #include <stdlib.h>
 
 #include "memory.h"
 
+#define ARITY 4
+#define REBUILD_AT 64 /* rebuild only heaps with at least this many entries */
+
 void timer_heap_init(TimerHeap *heap) {
   heap->items = NULL;
-  heap->count = 0;
-  heap->capacity = 0;
+  heap->count = heap->stale = heap->capacity = 0;
 }
 
 void timer_heap_free(TimerHeap *heap) {
@@ -16,68 +18,91 @@ void timer_heap_free(TimerHeap *heap) {
   timer_heap_init(heap);
 }
 
-static bool earlier(const Timer *a, const Timer *b) {
+void timer_heap_clear(TimerHeap *heap) { heap->count = heap->stale = 0; }
+
+static bool earlier(const TimerEntry *a, const TimerEntry *b) {
   return a->when < b->when || (a->when == b->when && a->seq < b->seq);
 }
 
-static void place(TimerHeap *heap, int index, Timer *timer) {
-  heap->items[index] = timer;
-  timer->heap_index = index;
-}
 
-static void sift_up(TimerHeap *heap, int index) {
-  Timer *timer = heap->items[index];
+static void sift_up(TimerEntry *items, int index) {
+  TimerEntry entry = items[index];
   while (index > 0) {
-    int parent = (index - 1) / 2;
-    if (!earlier(timer, heap->items[parent])) break;
-    place(heap, index, heap->items[parent]);
+    int parent = (index - 1) / ARITY;
+    if (!earlier(&entry, &items[parent])) break;
+    items[index] = items[parent];
     index = parent;
   }
-  place(heap, index, timer);
+  items[index] = entry;
 }
 
-static void sift_down(TimerHeap *heap, int index) {
-  Timer *timer = heap->items[index];
+static void sift_down(TimerEntry *items, int count, int index) {
+  TimerEntry entry = items[index];
   for (;;) {
-    int child = 2 * index + 1;
-    if (child >= heap->count) break;
-    if (child + 1 < heap->count && earlier(heap->items[child + 1], heap->items[child])) child++;
-    if (!earlier(heap->items[child], timer)) break;
-    place(heap, index, heap->items[child]);
-    index = child;
+    int first = ARITY * index + 1;
+    if (first >= count) break;
+    int best = first, end = first + ARITY < count ? first + ARITY : count;
+    for (int child = first + 1; child < end; child++)
+      if (earlier(&items[child], &items[best])) best = child;
+    if (!earlier(&items[best], &entry)) break;
+    items[index] = items[best];
+    index = best;
   }
-  place(heap, index, timer);
+  items[index] = entry;
+}
+
+/* Keep only live entries and restore the heap order, in O(n). */
+static void rebuild(TimerHeap *heap) {
+  int kept = 0;
+  for (int i = 0; i < heap->count; i++)
+    if (timer_entry_live(&heap->items[i])) heap->items[kept++] = heap->items[i];
+  heap->count = kept;
+  heap->stale = 0;
+  for (int i = (kept - 2) / ARITY; i >= 0; i--) sift_down(heap->items, kept, i);
 }
 
 void timer_heap_insert(TimerHeap *heap, Timer *timer, int64_t when, uint64_t seq) {
+  timer_heap_remove(heap, timer); /* a set timer is moved: its old entry goes stale */
   if (heap->count == heap->capacity) {
-    heap->capacity = heap->capacity ? heap->capacity * 2 : 16;
-    heap->items = xrealloc(heap->items, (size_t)heap->capacity * sizeof *heap->items);
+    if (heap->stale > heap->count / 2 && heap->count >= REBUILD_AT) {
+      rebuild(heap);
+    } else {
+      heap->capacity = heap->capacity ? heap->capacity * 2 : 16;
+      heap->items = xrealloc(heap->items, (size_t)heap->capacity * sizeof *heap->items);
+    }
   }
   timer->when = when;
   timer->seq = seq;
-  heap->items[heap->count] = timer;
-  timer->heap_index = heap->count++;
-  sift_up(heap, timer->heap_index);
+  timer->set = true;
+  heap->items[heap->count] = (TimerEntry){when, seq, timer};
+  sift_up(heap->items, heap->count++);
 }
 
-Timer *timer_heap_peek(const TimerHeap *heap) {
-  return heap->count ? heap->items[0] : NULL;
+/* Take the top entry out. */
+static void drop_top(TimerHeap *heap) {
+  heap->items[0] = heap->items[--heap->count];
+  if (heap->count > 1) sift_down(heap->items, heap->count, 0);
 }
 
-void timer_heap_remove(TimerHeap *heap, Timer *timer) {
-  int index = timer->heap_index;
-  if (index < 0) return;
-  timer->heap_index = -1;
-  Timer *last = heap->items[--heap->count];
-  if (index == heap->count) return;
-  place(heap, index, last);
-  sift_up(heap, index);
-  sift_down(heap, last->heap_index);
+Timer *timer_heap_peek_stale(TimerHeap *heap) {
+  while (heap->count && !timer_entry_live(&heap->items[0])) {
+    drop_top(heap);
+    heap->stale--;
+  }
+  return heap->count ? heap->items[0].timer : NULL;
 }
 
 Timer *timer_heap_pop(TimerHeap *heap) {
   Timer *first = timer_heap_peek(heap);
-  if (first) timer_heap_remove(heap, first);
+  if (!first) return NULL;
+  first->set = false;
+  drop_top(heap);
   return first;
+}
+
+void timer_heap_remove(TimerHeap *heap, Timer *timer) {
+  if (!timer->set) return;
+  timer->set = false;
+  heap->stale++;
+  if (heap->stale > heap->count / 2 && heap->count >= REBUILD_AT) rebuild(heap);
 }

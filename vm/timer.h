@@ -1,14 +1,21 @@
-/* Timers: a binary min-heap keyed by (time, sequence number).
+/* Timers: a 4-ary min-heap keyed by (time, sequence number).
  *
  * The sequence number is taken when a timer is set, so timers due at the
- * same instant fire in the order they were created (io-sim's rule). Each
- * timer remembers its heap slot, so cancelling one is O(log n). Timers are
- * embedded in their owners (a thread's delay, a timeout object); the heap
- * only points at them and owns nothing. */
+ * same instant fire in the order they were created (io-sim's rule). Timers
+ * are embedded in their owners (a thread's delay, a timeout object, a
+ * registerDelay TVar); the heap holds entries that point at them. Setting
+ * is O(log n) with a small constant (a 4-ary heap is half as deep as a
+ * binary one, and its entries are copied by value). Cancelling is O(1): the
+ * timer is marked unset and its entry, now stale, is dropped when it reaches
+ * the top, or when stale entries outnumber live ones and the heap is rebuilt
+ * (so cancelling costs O(1) amortised and the heap stays within twice the
+ * live timers). A stale entry still points at its owner, so the collector
+ * keeps the owner alive until the entry goes (vm/memory.c marks them all). */
 #ifndef SIMVM_TIMER_H
 #define SIMVM_TIMER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct Obj Obj;
@@ -22,28 +29,52 @@ typedef enum {
 typedef struct {
   int64_t when;     /* simulated time, nanoseconds           */
   uint64_t seq;     /* creation order, breaks ties           */
-  int heap_index;   /* position in the heap; -1 when not set */
+  bool set;         /* queued and not cancelled              */
   TimerKind kind;
-  Obj *owner;       /* ObjThread (delay) or ObjTimeout       */
+  Obj *owner;       /* ObjThread (delay), ObjTimeout or ObjTVar */
 } Timer;
 
+/* A heap entry: the key it was queued with, and its timer. Stale once the
+ * timer is cancelled or set again (its seq then differs). */
 typedef struct {
-  Timer **items;
-  int count;
+  int64_t when;
+  uint64_t seq;
+  Timer *timer;
+} TimerEntry;
+
+typedef struct {
+  TimerEntry *items;
+  int count;        /* entries, stale ones included          */
+  int stale;
   int capacity;
 } TimerHeap;
 
 void timer_heap_init(TimerHeap *heap);
 void timer_heap_free(TimerHeap *heap);
-/* Queue `timer` (which must not be queued) to fire at `when`, with sequence `seq`. */
+/* Forget every entry (the run is over). The timers are not touched, so
+ * they must not be used with this heap again: they belong to the finished
+ * run's objects, about to be freed. */
+void timer_heap_clear(TimerHeap *heap);
+/* Queue `timer` (which must not be set) to fire at `when`, with sequence `seq`. */
 void timer_heap_insert(TimerHeap *heap, Timer *timer, int64_t when, uint64_t seq);
-/* The earliest timer, or NULL when the heap is empty. */
-Timer *timer_heap_peek(const TimerHeap *heap);
-/* Remove and return the earliest timer, or NULL. */
+/* Whether an entry still stands for its timer. */
+static inline bool timer_entry_live(const TimerEntry *entry) {
+  return entry->timer->set && entry->timer->seq == entry->seq;
+}
+/* The earliest set timer, or NULL when none is: the top entry when it is
+ * live (the common case, inline), else after dropping the stale entries on top. */
+Timer *timer_heap_peek_stale(TimerHeap *heap);
+static inline Timer *timer_heap_peek(TimerHeap *heap) {
+  if (heap->count && timer_entry_live(&heap->items[0])) return heap->items[0].timer;
+  return timer_heap_peek_stale(heap);
+}
+/* Remove and return the earliest set timer (now unset), or NULL. */
 Timer *timer_heap_pop(TimerHeap *heap);
-/* Cancel a queued timer; a timer that is not queued is left alone. */
+/* Cancel a set timer in O(1); a timer that is not set is left alone. */
 void timer_heap_remove(TimerHeap *heap, Timer *timer);
+/* Set timers in the heap (entries minus stale ones). */
+static inline int timer_heap_size(const TimerHeap *heap) { return heap->count - heap->stale; }
 /* True while `timer` waits in a heap. */
-static inline bool timer_is_set(const Timer *timer) { return timer->heap_index >= 0; }
+static inline bool timer_is_set(const Timer *timer) { return timer->set; }
 
 #endif

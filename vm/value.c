@@ -191,6 +191,7 @@ const char *value_type_name(Value v) {
     case OBJ_PROTO: return "prototype";
     case OBJ_CLOSURE: return AS_CLOSURE(v)->proto->kind == PROTO_BLOCK ? "action" : "function";
     case OBJ_BUILTIN: return "function";
+    case OBJ_FREE: return "freed object";
     case OBJ_ACTION: return "action";
     case OBJ_THREAD: return "thread";
     case OBJ_TIMEOUT: return "exception";
@@ -301,18 +302,26 @@ typedef struct {
   int next;     /* records: the next field; some: 1 once its value is shown */
 } ShowFrame;
 
+void value_show(Buffer *buf, Value value, bool quote) { value_show_bounded(buf, value, quote, SIZE_MAX); }
+
 /* Iterative, with an explicit stack, so deeply nested values cannot
- * overflow the C stack. */
-void value_show(Buffer *buf, Value value, bool quote) {
+ * overflow the C stack; it stops once the text passes `limit` bytes. */
+bool value_show_bounded(Buffer *buf, Value value, bool quote, size_t limit) {
+  size_t start = buf->length;
   if (!IS_CONS(value) && !IS_RECORD(value) && !IS_SOME(value)) {
     show_leaf(buf, value, quote);
-    return;
+    return buf->length - start <= limit;
   }
   ShowFrame *stack = NULL;
   int count = 0, capacity = 0;
   Value pending = value; /* a value to open, or UNIT when none */
   bool has_pending = true;
+  bool complete = true;
   for (;;) {
+    if (buf->length - start > limit) {
+      complete = false;
+      break;
+    }
     if (has_pending) {
       has_pending = false;
       if (!IS_CONS(pending) && !IS_RECORD(pending) && !IS_SOME(pending)) {
@@ -361,4 +370,5 @@ void value_show(Buffer *buf, Value value, bool quote) {
     }
   }
   free(stack);
+  return complete;
 }

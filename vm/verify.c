@@ -107,6 +107,7 @@ bool verify_proto(VM *vm, const ObjProto *proto, bool top_level, char *error, si
           else why = check_captures(proto, AS_PROTO(k->values[operand]), d, why_text, sizeof why_text);
           break;
         case OP_FIELD: if (operand >= k->count || !IS_STRING(k->values[operand])) why = "FIELD of a constant that is not a name"; break;
+        case OP_LABEL_NEW: if (operand >= k->count || !IS_STRING(k->values[operand])) why = "LABEL_NEW of a constant that is not a name"; break;
         case OP_GET_LOCAL: if (operand >= d) why = "a local slot beyond the stack"; break;
         case OP_GET_UPVALUE: if (operand >= proto->upvalue_count) why = "an upvalue out of range"; break;
         case OP_GET_GLOBAL: if (operand >= vm->globals.count) why = "a global out of range"; break;

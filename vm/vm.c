@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../compiler/loader.h"
+#include "memory.h"
 #include "interp.h"
 #include "sched.h"
 #include "state.h"
@@ -31,16 +32,12 @@ void vm_report(VM *vm, const char *fmt, ...) {
   vm->config.write_error(vm->config.user, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1);
 }
 
-void vm_trace(VM *vm, ObjThread *thread, const char *fmt, ...) {
+static void trace_event(VM *vm, ObjThread *thread, bool text, const char *fmt, va_list ap) {
   vm->stats.events++;
-  bool text = vm->config.trace && vm->config.write_trace;
   if (!text && !vm->config.write_trace_json && !vm->config.timeline) return;
   Buffer event;
   buf_init(&event);
-  va_list ap;
-  va_start(ap, fmt);
   buf_vprintf(&event, fmt, ap);
-  va_end(ap);
   if (text) {
     Buffer line, when, name;
     buf_init(&line);
@@ -58,6 +55,21 @@ void vm_trace(VM *vm, ObjThread *thread, const char *fmt, ...) {
   }
   if (vm->config.write_trace_json || vm->config.timeline) events_record(vm, thread, buf_text(&event));
   buf_free(&event);
+}
+
+void vm_trace(VM *vm, ObjThread *thread, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  trace_event(vm, thread, vm->config.trace && vm->config.write_trace, fmt, ap);
+  va_end(ap);
+}
+
+void vm_trace_internal(VM *vm, ObjThread *thread, bool internal, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  bool text = vm->config.trace && vm->config.write_trace && (vm->config.trace_all || !internal);
+  trace_event(vm, thread, text, fmt, ap);
+  va_end(ap);
 }
 
 /* ---- stopping ---- */
@@ -190,10 +202,15 @@ static ObjClosure *make_mask(VM *vm) {
                   /* 6: handler */ OP_MASK_UNWIND);
 }
 
-/* atomically(stm): slot 0 the transaction; the handler sees the exception in slot 1. */
+/* atomically(stm): slot 0 the transaction, slot 1 its result, slot 2 the
+ * traceTVar calls due after the commit, each made by TX_TRACE (slot 3 the
+ * TVar, then f, old, new) and CALL, and traced by TX_TRACED, which loops
+ * back; then the thread yields and RETURNs. The handler sees the exception
+ * in slot 1. */
 static ObjClosure *make_atomically(VM *vm) {
-  return INTERNAL(vm, "atomically", 4, 6, 1, OP_TX_BEGIN, OP_GET_LOCAL, 0, OP_BIND, OP_TX_COMMIT, OP_RETURN,
-                  /* 6: handler */ OP_TX_ABORT);
+  return INTERNAL(vm, "atomically", 8, 10, 1, OP_TX_BEGIN, OP_GET_LOCAL, 0, OP_BIND, OP_TX_COMMIT,
+                  /* 5: */ OP_TX_TRACE, OP_CALL, 2, OP_TX_TRACED, OP_RETURN,
+                  /* 10: handler */ OP_TX_ABORT);
 }
 
 /* orElse(a, b): slots 0 and 1 the branches, slot 2 the undo-log mark. */
@@ -214,8 +231,8 @@ VM *vm_new(const VMConfig *config) {
   const char *stress = getenv("SIMVM_GC_STRESS");
   vm->gc_stress = stress && *stress && strcmp(stress, "0") != 0;
   vm->optimize = config->opt_level > 0;
-  vm->main_global = -1;
   vm->result = UNIT_VAL;
+  vm->main_action = UNDEFINED_VAL;
   table_init(&vm->strings);
   table_init(&vm->global_index);
   value_array_init(&vm->globals);
@@ -229,6 +246,10 @@ VM *vm_new(const VMConfig *config) {
   vm->catch_closure = make_catch(vm);
   vm->mask_closure = make_mask(vm);
   vm->atomically_closure = make_atomically(vm);
+  vm->prelude_catch = make_catch(vm);
+  vm->prelude_mask = make_mask(vm);
+  vm->prelude_atomically = make_atomically(vm);
+  vm->prelude_catch->proto->prelude = vm->prelude_mask->proto->prelude = vm->prelude_atomically->proto->prelude = true;
   vm->or_else_closure = make_or_else(vm);
   vm->resume_closure = make_resume(vm);
   vm->retry_signal = obj_exception(vm, EXC_RETRY, NULL);
@@ -245,9 +266,9 @@ VM *vm_new(const VMConfig *config) {
 void vm_free(VM *vm) {
   if (!vm) return;
   /* the heap points into objects about to be freed: empty it first */
-  for (int i = 0; i < vm->timers.count; i++) vm->timers.items[i]->heap_index = -1;
-  vm->timers.count = 0;
+  timer_heap_clear(&vm->timers);
   gc_free_all(vm);
+  thread_pools_free(vm);
   timer_heap_free(&vm->timers);
   run_queue_free(&vm->run_queue);
   table_free(&vm->strings);
@@ -269,32 +290,65 @@ void vm_free(VM *vm) {
 
 /* ---- running ---- */
 
-/* Forget the previous run: its threads, timers and top-level values go, and
- * a collection leaves the heap as it was after loading, so every run starts
- * from the same state and gives the same counts. */
-void vm_reset(VM *vm) {
-  while (vm->live) thread_release(vm, vm->live);
-  for (int i = 0; i < vm->timers.count; i++) vm->timers.items[i]->heap_index = -1;
-  vm->timers.count = 0;
-  vm->run_queue.count = 0;
-  vm->run_queue.head = 0;
-  for (int i = 0; i < vm->globals.count; i++)
-    if (!vm->global_info[i].builtin) vm->globals.values[i] = UNDEFINED_VAL;
-  vm->main_thread = vm->current = NULL;
-  vm->result = UNIT_VAL;
-  vm->heap_exceeded = false;
-  vm->timer_seq = vm->transaction_counter = vm->block_counter = 0;
-  gc_collect(vm);
+/* `code` as the body of a new block closure of the VM's own (line 0). */
+static ObjClosure *boot_closure(VM *vm, const char *name, const Chunk *code) {
+  ObjProto *proto = obj_proto(vm, PROTO_BLOCK, "<vm>", 0);
+  proto->name = obj_cstring(vm, name);
+  proto->max_slots = 3;
+  proto->chunk = *code;
+  return obj_closure(vm, proto, 0);
 }
 
-SimStatus vm_run(VM *vm) {
-  profile_free(vm->profile); /* it keeps the last run's prototypes alive */
-  vm->profile = NULL;
-  if (vm->main_thread) vm_reset(vm);
-  vm->gc_paused++;
-  ObjClosure *boot = loader_boot_action(vm);
-  vm->gc_paused--;
-  if (!boot) return SIM_COMPILE_ERROR;
+static void emit_u16(Chunk *chunk, OpCode op, int operand) {
+  chunk_write(chunk, (uint8_t)op, 0);
+  chunk_write(chunk, (uint8_t)(operand >> 8), 0);
+  chunk_write(chunk, (uint8_t)operand, 0);
+}
+
+/* The action a run's main thread starts with: `main` itself when it is an
+ * action, or a closure that calls `fn main()` and runs what it returns.
+ * Found after the load, since main is a top-level value. False (reported)
+ * when no script defines a main without parameters. */
+static bool find_main(VM *vm, int *index) {
+  ObjString *name = obj_cstring(vm, "main");
+  *index = vm_find_global(vm, name);
+  if (*index < 0 || vm->global_info[*index].builtin) {
+    vm_report(vm, "%s: error: the program defines no 'main' (write `main = { ... }`)\n", vm->config.program);
+    return false;
+  }
+  const GlobalInfo *info = &vm->global_info[*index];
+  if (info->arity > 0) {
+    vm_report(vm, "%s:%d: error: 'main' must take no parameters (read arguments with args())\n", info->file,
+              info->line);
+    return false;
+  }
+  return true;
+}
+
+static Value main_action(VM *vm, int index) {
+  if (vm->global_info[index].arity < 0) return vm->globals.values[index];
+  Chunk code;
+  chunk_init(&code);
+  emit_u16(&code, OP_GET_GLOBAL, index);
+  chunk_write(&code, OP_CALL, 0);
+  chunk_write(&code, 0, 0);
+  chunk_write(&code, OP_TAIL_BIND, 0);
+  chunk_write(&code, OP_RETURN, 0);
+  return OBJ_VAL(boot_closure(vm, "<boot>", &code));
+}
+
+/* Empty the scheduler: the threads, timers and run queue a run left. */
+static void reset_scheduler(VM *vm) {
+  while (vm->live) thread_release(vm, vm->live);
+  timer_heap_clear(&vm->timers);
+  vm->run_queue.count = 0;
+  vm->run_queue.head = 0;
+  vm->main_thread = vm->current = NULL;
+  vm->result = UNIT_VAL;
+}
+
+/* Start a simulation at time 0 with a main thread running `action`. */
+static SimStatus simulate(VM *vm, Value action) {
   vm->now = 0;
   vm->steps = 0;
   vm->work = 0;
@@ -302,14 +356,73 @@ SimStatus vm_run(VM *vm) {
   vm->trace_capped = 0;
   if (vm->stop == STOP_TRACE_SIZE) vm->stop = 0; /* a trace cap ends one run; vm_stop all */
   vm_update_stop(vm);
+  vm->heap_exceeded = false;
+  vm->timer_seq = vm->transaction_counter = vm->block_counter = 0;
   memset(&vm->stats, 0, sizeof vm->stats);
   timeline_free(vm);
   vm->thread_serial = 0;
-  if (vm->config.profile) vm->profile = profile_new();
-  vm->main_thread = thread_new(vm, NULL, OBJ_VAL(boot));
+  profile_free(vm->profile);
+  vm->profile = vm->config.profile ? profile_new() : NULL;
+  vm->main_thread = thread_new(vm, NULL, action);
   sched_enqueue(vm, vm->main_thread);
-  SimStatus status = interp_run(vm);
-  return status;
+  return interp_run(vm);
+}
+
+/* The load: every module's top level not yet run, in load order, on a main
+ * thread of its own at time 0 (so its errors read as a run's), unprofiled
+ * and untraced (top levels only compute values: nothing to trace). Then one
+ * full collection, and what survives becomes the old generation every run
+ * shares. */
+static SimStatus load_program(VM *vm) {
+  Chunk code;
+  chunk_init(&code);
+  for (int i = vm->modules_run; i < vm->module_inits.count; i++) {
+    emit_u16(&code, OP_CONST, chunk_add_constant(&code, vm->module_inits.values[i]));
+    chunk_write(&code, OP_BIND, 0);
+    chunk_write(&code, OP_POP, 0);
+  }
+  chunk_write(&code, OP_UNIT, 0);
+  chunk_write(&code, OP_RETURN, 0);
+  vm->gc_paused++;
+  ObjClosure *load = boot_closure(vm, "<load>", &code);
+  vm->gc_paused--;
+  VMConfig config = vm->config;
+  vm->config.trace = vm->config.timeline = vm->config.profile = false;
+  vm->config.write_trace_json = NULL;
+  profile_free(vm->profile);
+  vm->profile = NULL;
+  SimStatus status = simulate(vm, OBJ_VAL(load));
+  vm->config = config;
+  vm->load_steps += vm->steps;
+  reset_scheduler(vm);
+  if (status != SIM_OK) return status;
+  vm->modules_run = vm->module_inits.count;
+  gc_collect(vm);
+  if (!vm->keep_young) gc_promote(vm);
+  return SIM_OK;
+}
+
+void vm_discard_run(VM *vm) {
+  if (!vm->main_thread) return;
+  reset_scheduler(vm);
+  gc_free_young(vm);
+}
+
+SimStatus vm_run(VM *vm) {
+  vm_discard_run(vm);
+  if (IS_UNDEFINED(vm->main_action)) { /* the first run since code was loaded */
+    int index;
+    if (!find_main(vm, &index)) return SIM_COMPILE_ERROR;
+    if (vm->modules_run < vm->module_inits.count) {
+      SimStatus status = load_program(vm);
+      if (status != SIM_OK) return status;
+    }
+    vm->gc_paused++;
+    vm->main_action = main_action(vm, index);
+    vm->gc_paused--;
+    if (!vm->keep_young) gc_promote(vm);
+  }
+  return simulate(vm, vm->main_action);
 }
 
 Value vm_result(VM *vm) { return vm->result; }

@@ -45,6 +45,8 @@ typedef struct {
   bool timeline;         /* record a timeline for vm_write_timeline (--timeline) */
   void *user;
   bool trace;            /* emit the full event trace (say events included) */
+  bool trace_all;        /* ... prelude internals too (--trace=all); by default the
+                            text trace hides them (vm_trace_prelude)        */
   uint64_t max_steps;    /* instructions; 0: no limit                       */
   uint64_t max_work;     /* instructions plus the work done in C inside them
                             (roughly bytes copied, hashed or shown, list cells
@@ -54,6 +56,8 @@ typedef struct {
   int64_t max_time;      /* simulated nanoseconds; < 0: no limit            */
   size_t max_heap;       /* bytes of live heap (objects and thread stacks); 0: no limit */
   int max_threads;       /* threads alive at once, main included; 0: no limit */
+  bool strict_shutdown;  /* main finishing while other threads live is a failure
+                            (io-sim's runSimStrictShutdown): SIM_FAILED, reported */
   bool profile;          /* count instructions by opcode, call path and thread (vm/profile.h) */
   bool no_prelude;       /* do not compile the standard library: for loading a
                             bytecode file, which carries its own copy, or a

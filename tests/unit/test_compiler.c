@@ -374,6 +374,39 @@ static void test_statement_primitives_are_opcodes(void **state) {
   assert_int_equal(count_op(&insns, OP_TAIL_BIND), 1);
 }
 
+/* Only a bind of a constructor's result labels it (LABEL_NEW, with the
+ * bound name): other binds get no extra instruction. */
+static void test_label_only_constructor_binds(void **state) {
+  UnitVM *u = *state;
+  ObjClosure *init = compile_ok(u,
+                                "fn g(n) = newTVar(n)\n"
+                                "fn f() {\n"
+                                "  a <- newTVar(1)\n"
+                                "  b <- atomically(newTVar(2))\n"
+                                "  m <- newEmptyMVar()\n"
+                                "  c <- g(3)\n"
+                                "  d <- return a\n"
+                                "  let e = newTVar(4)\n"
+                                "  n <- now()\n"
+                                "  return [a, b, m, c, d, e, n]\n"
+                                "}\n"
+                                "main = f()\n");
+  const ObjProto *f = find_proto(init->proto, "f");
+  assert_non_null(f);
+  assert_int_equal(count_op_in_tree(f, OP_LABEL_NEW), 3);
+  InsnList insns;
+  decode(f, &insns);
+  const char *names[] = {"a", "b", "m"};
+  int seen = 0;
+  for (int i = 0; i < insns.count; i++) {
+    if (insns.items[i].op != OP_LABEL_NEW) continue;
+    Value k = f->chunk.constants.values[insns.items[i].operand];
+    assert_true(IS_STRING(k));
+    assert_string_equal(AS_CSTRING(k), names[seen++]);
+  }
+  assert_int_equal(seen, 3);
+}
+
 /* -O0: every action is built as a value (ACTION) and bound (BIND). */
 static void test_O0_builds_and_binds_actions(void **state) {
   UnitVM *u = *state;
@@ -660,6 +693,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_prelude_protos_verify, unit_setup_vm_O0, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_constants_are_shared, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_debug_listing, unit_setup_vm, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_label_only_constructor_binds, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_functions_defined_before_values, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_error_undefined_name, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_error_argument_count, unit_setup_vm, unit_teardown_vm),

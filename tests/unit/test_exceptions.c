@@ -58,9 +58,11 @@ static void test_mask_restored_on_normal_exit(void **state) {
                           "end: Unmasked\n");
 }
 
-/* The trace shows each change of state and nothing for a no-op. */
+/* The trace shows each change of state and nothing for a no-op (all of
+ * them with --trace=all: mask_ is the prelude's). */
 static void test_mask_trace(void **state) {
   UnitVM *u = *state;
+  u->vm->config.trace_all = true;
   assert_runs_with_output(u,
                           "main = {\n"
                           "  mask_(mask_(uninterruptibleMask_(return ())))\n"
@@ -73,6 +75,44 @@ static void test_mask_trace(void **state) {
                     "       0ns  main         mask MaskedInterruptible\n"
                     "       0ns  main         mask Unmasked\n"
                     "       0ns  main         exit\n");
+}
+
+/* How many times `needle` occurs in `haystack`. */
+static int count_occurrences(const char *haystack, const char *needle) {
+  int n = 0;
+  for (const char *s = strstr(haystack, needle); s; s = strstr(s + 1, needle)) n++;
+  return n;
+}
+
+/* --trace=user, the default, hides the masking the prelude's code does
+ * (mask_, bracket, try's handler), but not withMaskingState called by the
+ * script, nor a script's own catch; --trace=all shows them all. */
+static void test_mask_trace_user(void **state) {
+  UnitVM *u = *state;
+  const char *source = "main = {\n"
+                       "  mask_(withMaskingState(\"MaskedUninterruptible\", return ()))\n"
+                       "  r <- try(throw(\"x\"))\n"
+                       "  catch(throw(\"y\"), fn(e) => return ())\n"
+                       "  bracket(return 1, fn(x) => return (), fn(x) => return x)\n"
+                       "}\n";
+  assert_runs_with_output(u, source, "");
+  assert_text_equal(unit_text(&u->trace),
+                    "       0ns  main         mask MaskedUninterruptible\n"
+                    "       0ns  main         mask MaskedInterruptible\n"
+                    "       0ns  main         throw \"x\"\n"
+                    "       0ns  main         throw \"y\"\n"
+                    "       0ns  main         caught \"y\"\n"
+                    "       0ns  main         mask MaskedInterruptible\n"
+                    "       0ns  main         mask Unmasked\n"
+                    "       0ns  main         exit\n");
+  unit_text_clear(&u->trace);
+  u->vm->config.trace_all = true;
+  assert_status(vm_run(u->vm), SIM_OK, u);
+  const char *all = unit_text(&u->trace);
+  assert_contains(all, "       0ns  main         mask MaskedInterruptible\n"
+                       "       0ns  main         mask MaskedUninterruptible\n");
+  assert_contains(all, "       0ns  main         caught \"x\"\n");
+  assert_int_equal(count_occurrences(all, "mask "), 12);
 }
 
 /* Leaving mask/withMaskingState by an exception restores the state each
@@ -100,17 +140,19 @@ static void test_mask_restored_by_exception(void **state) {
 }
 
 /* A child starts in its parent's masking state; a thread dying masked
- * leaves main's state alone. */
+ * leaves main's state alone (and its death is reported in one line). */
 static void test_uncaught_exception_in_mask(void **state) {
   UnitVM *u = *state;
-  assert_runs_with_output(u,
-                          "main = {\n"
-                          "  t <- fork(uninterruptibleMask_({ fork(getMaskingState() >>= say); throw(\"x\") }))\n"
-                          "  delay(1us)\n"
-                          "  s <- getMaskingState()\n"
-                          "  say(\"main \" ++ s)\n"
-                          "}\n",
-                          "MaskedUninterruptible\nmain Unmasked\n");
+  assert_status(unit_run(u,
+                         "main = {\n"
+                         "  t <- fork(uninterruptibleMask_({ fork(getMaskingState() >>= say); throw(\"x\") }))\n"
+                         "  delay(1us)\n"
+                         "  s <- getMaskingState()\n"
+                         "  say(\"main \" ++ s)\n"
+                         "}\n"),
+                SIM_OK, u);
+  assert_text_equal(unit_text(&u->out), "MaskedUninterruptible\nmain Unmasked\n");
+  assert_text_equal(unit_text(&u->err), "simvm: thread 1 at 0ns: uncaught \"x\" at test.sim:2\n");
 }
 
 /* ---- handlers ---- */
@@ -262,7 +304,7 @@ static void test_unwound_timeouts_cancel_timers(void **state) {
                           "  say(t2)\n"
                           "}\n",
                           "saw Timeout\n[\"boom\", \"deep\", none, 3us]\n13us\n");
-  assert_int_equal(u->vm->timers.count, 0);
+  assert_int_equal(timer_heap_size(&u->vm->timers), 0);
   assert_int_equal(vm_now(u->vm), 13 * US);
 }
 
@@ -279,7 +321,7 @@ static void test_pending_timeout_withdrawn_when_unwound(void **state) {
                           "  say(\"still alive\")\n"
                           "}\n",
                           "[\"boom\", 5us]\nstill alive\n");
-  assert_int_equal(u->vm->timers.count, 0);
+  assert_int_equal(timer_heap_size(&u->vm->timers), 0);
 }
 
 /* ---- pending exceptions and unmasking ---- */
@@ -289,6 +331,7 @@ static void test_pending_timeout_withdrawn_when_unwound(void **state) {
  * its own is raised. */
 static void test_pending_raised_on_unmask(void **state) {
   UnitVM *u = *state;
+  u->vm->config.trace_all = true; /* the masking of mask_ and try too */
   assert_runs_with_output(u,
                           "main = {\n"
                           "  t <- fork(catch({\n"
@@ -430,7 +473,7 @@ static void test_blocked_thrower_in_deadlock_report(void **state) {
                    SIM_DEADLOCK,
                    "simvm: deadlock at 1us: no thread can run and no timer is set\n"
                    "  thread main is blocked in throwTo 1 (stuck) (it has exceptions masked) at test.sim:6\n"
-                   "  thread 1 (stuck) is blocked in takeMVar on <mvar> at test.sim:3\n");
+                   "  thread 1 (stuck) is blocked in takeMVar on <mvar m> at test.sim:3; never filled\n");
 }
 
 /* A thrower blocked on a masked target is woken when the target ends
@@ -452,8 +495,9 @@ static void test_thrower_woken_when_target_ends(void **state) {
                   "       3us  main         wake\n");
 }
 
-/* A thread waiting in throwTo that is itself killed withdraws its exception. */
-static void test_waiting_thrower_killed_withdraws(void **state) {
+/* A thread waiting in throwTo that is itself killed stops waiting, but its
+ * exception is still raised when the target unmasks (io-sim's unit_async_10). */
+static void test_waiting_thrower_killed_still_delivers(void **state) {
   UnitVM *u = *state;
   assert_runs_with_output(u,
                           "main = {\n"
@@ -464,7 +508,8 @@ static void test_waiting_thrower_killed_withdraws(void **state) {
                           "  kill(thrower)\n"
                           "  delay(10us)\n"
                           "}\n",
-                          "target finished\n");
+                          "target caught x\n");
+  assert_int_equal(u->vm->live_threads, 0);
 }
 
 /* A thread that is made to raise a pending exception at the interruptible
@@ -516,8 +561,8 @@ static void test_kill_in_delay_cancels_timer(void **state) {
                    "}\n",
                    SIM_DEADLOCK,
                    "simvm: deadlock at 1us: no thread can run and no timer is set\n"
-                   "  thread main is blocked in takeMVar on <mvar> at test.sim:6\n");
-  assert_int_equal(u->vm->timers.count, 0);
+                   "  thread main is blocked in takeMVar on <mvar m> at test.sim:6; never filled\n");
+  assert_int_equal(timer_heap_size(&u->vm->timers), 0);
   assert_int_equal(vm_now(u->vm), US);
   assert_text_equal(unit_text(&u->out), "");
 }
@@ -577,9 +622,10 @@ static void test_kill_in_retry_leaves_waiters(void **state) {
                           "  yield()\n" /* both have died before the commit */
                           "  atomically(writeTVar(tv, 1))\n"
                           "  say(\"main\")\n"
+                          "  yield()\n" /* t2's commit yielded to main: let it say */
                           "  return tv\n"
                           "}\n",
-                          "t2 woke\nmain\n");
+                          "main\nt2 woke\n");
   Value result = vm_result(u->vm);
   assert_true(IS_TVAR(result));
   assert_int_equal(unit_waiter_count(AS_TVAR(result)), 0);
@@ -607,6 +653,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_mask_restored_on_normal_exit, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_mask_trace, unit_setup_vm_traced, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_mask_trace_user, unit_setup_vm_traced, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_mask_restored_by_exception, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_uncaught_exception_in_mask, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_handler_masking_state, unit_setup_vm, unit_teardown_vm),
@@ -622,7 +669,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_masked_target_blocks_thrower, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_blocked_thrower_in_deadlock_report, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_thrower_woken_when_target_ends, unit_setup_vm_traced, unit_teardown_vm),
-      cmocka_unit_test_setup_teardown(test_waiting_thrower_killed_withdraws, unit_setup_vm, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_waiting_thrower_killed_still_delivers, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_interrupted_thrower_not_woken_later, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_interrupted_throw_to_withdrawn, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_kill_in_delay_cancels_timer, unit_setup_vm, unit_teardown_vm),

@@ -213,7 +213,7 @@ static void test_stop_reports_every_thread(void **state) {
   char expected[256];
   snprintf(expected, sizeof expected,
            "simvm: interrupted at 3ms after %" PRIu64 " instructions\n"
-           "  thread main is blocked in delay at test.sim:6\n"
+           "  thread main is blocked in delay until 1s at test.sim:6\n"
            "  thread 1 (ticker) is running at test.sim:3\n",
            vm_steps(u->vm));
   assert_text_equal(unit_text(&u->err), expected);
@@ -227,7 +227,7 @@ static void test_stop_reports_every_thread(void **state) {
   free(timeline);
   unit_text_clear(&u->err);
   assert_int_equal(vm_run(u->vm), SIM_INTERRUPTED);
-  assert_text_equal(unit_text(&u->err), "simvm: interrupted at 0ns after 0 instructions\n  thread main is running\n");
+  assert_text_equal(unit_text(&u->err), "simvm: interrupted at 0ns after 0 instructions\n  thread main is runnable (it has not started)\n");
   unit_vm_free(u);
 }
 

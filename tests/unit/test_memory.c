@@ -18,11 +18,27 @@ static UnitVM *stress_vm(const char *value) {
   return u;
 }
 
-static int count_objects(const VM *vm) {
-  int n = 0;
-  for (const Obj *o = vm->objects; o; o = o->next) n++;
-  return n;
+typedef struct {
+  int count;
+  const Obj *wanted;
+  bool found;
+} Census;
+
+static bool count_object(void *ctx, Obj *obj) {
+  Census *census = ctx;
+  census->count++;
+  census->found |= obj == census->wanted;
+  return false;
 }
+
+/* Objects in the heap, both generations; whether `wanted` is among them. */
+static Census census_of(VM *vm, const void *wanted) {
+  Census census = {0, wanted, false};
+  heap_each(&vm->heap, false, count_object, &census);
+  return census;
+}
+
+static int count_objects(VM *vm) { return census_of(vm, NULL).count; }
 
 static const char *const alloc_program =
     "fn build(n, acc) = if n == 0 then acc else build(n - 1, cons([n, show(n)], acc))\n"
@@ -174,9 +190,7 @@ static void test_temp_roots(void **state) {
   int before = count_objects(vm);
   gc_collect(vm);
   assert_int_equal(count_objects(vm), before - 1);
-  bool found = false;
-  for (const Obj *o = vm->objects; o; o = o->next) found |= o == (Obj *)kept;
-  assert_true(found);
+  assert_true(census_of(vm, kept).found);
   assert_int_equal(AS_INT(kept->head), 1);
   gc_pop_root(vm);
   gc_collect(vm);

@@ -490,9 +490,9 @@ static void test_program_deadlock_report(void **state) {
                    "}\n",
                    SIM_DEADLOCK,
                    "simvm: deadlock at 2us: no thread can run and no timer is set\n"
-                   "  thread main is blocked in takeMVar on <mvar empty> at test.sim:9\n"
-                   "  thread 1 is blocked in putMVar on <mvar full> at test.sim:6\n"
-                   "  thread 2 is blocked in readMVar on <mvar empty> at test.sim:7\n");
+                   "  thread main is blocked in takeMVar on <mvar empty> at test.sim:9; never filled\n"
+                   "  thread 1 is blocked in putMVar on <mvar full> at test.sim:6; full from the start\n"
+                   "  thread 2 is blocked in readMVar on <mvar empty> at test.sim:7; never filled\n");
 }
 
 static void test_program_type_errors(void **state) {

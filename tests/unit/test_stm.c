@@ -348,7 +348,7 @@ static void test_commit_wakes_in_block_order_once(void **state) {
   stm_write(vm, committer, a, INT_VAL(2));
   stm_write(vm, committer, a, INT_VAL(3));
   stm_write(vm, committer, b, INT_VAL(4));
-  int woken = stm_commit(vm, committer);
+  int woken = stm_commit(vm, committer, false);
 
   assert_int_equal(woken, 3);
   assert_string_equal(unit_run_queue_ids(vm), "3 1 2");
@@ -383,11 +383,11 @@ static void test_commit_without_waiters(void **state) {
 
   stm_begin(vm, committer);
   stm_read(vm, committer, a);
-  assert_int_equal(stm_commit(vm, committer), 0);
+  assert_int_equal(stm_commit(vm, committer, false), 0);
 
   stm_begin(vm, committer);
   stm_write(vm, committer, b, INT_VAL(1));
-  assert_int_equal(stm_commit(vm, committer), 0);
+  assert_int_equal(stm_commit(vm, committer, false), 0);
   assert_int_equal(vm->run_queue.count, 0);
   assert_string_equal(waiter_ids(a), "1");
   assert_int_equal(tvar_int(b), 1);
@@ -395,12 +395,13 @@ static void test_commit_without_waiters(void **state) {
   /* writing the value a TVar already holds is still a write (io-sim's rule) */
   stm_begin(vm, committer);
   stm_write(vm, committer, a, INT_VAL(0));
-  assert_int_equal(stm_commit(vm, committer), 1);
+  assert_int_equal(stm_commit(vm, committer, false), 1);
   assert_string_equal(unit_run_queue_ids(vm), "1");
   assert_int_equal(a->waiter_count, 0);
 }
 
-/* Woken threads that block again go to the back: their new block order counts. */
+/* Woken threads that block again go to the back of their TVar's waiters;
+ * a commit wakes TVar by TVar, in the order written (io-sim's order). */
 static void test_reblocked_thread_orders_by_new_block(void **state) {
   UnitVM *u = *state;
   VM *vm = u->vm;
@@ -416,11 +417,11 @@ static void test_reblocked_thread_orders_by_new_block(void **state) {
   block_on(vm, t3, onlya, 1);
   ObjTVar *both[] = {a, b};
   assert_int_equal(stm_wake_readers(vm, both, 2), 3);
-  assert_string_equal(unit_run_queue_ids(vm), "1 2 1 3");
+  assert_string_equal(unit_run_queue_ids(vm), "1 3 2 1");
 }
 
-/* stm_wake_readers (registerDelay's path) orders by block order, not by the
- * order of the TVars given. */
+/* stm_wake_readers wakes TVar by TVar in the order given, as io-sim does,
+ * each TVar's waiters in the order they blocked, each thread once. */
 static void test_wake_readers_order(void **state) {
   UnitVM *u = *state;
   VM *vm = u->vm;
@@ -433,7 +434,7 @@ static void test_wake_readers_order(void **state) {
   block_on(vm, t1, onlyc, 1);
   ObjTVar *written[] = {c, a, b};
   assert_int_equal(stm_wake_readers(vm, written, 3), 3);
-  assert_string_equal(unit_run_queue_ids(vm), "2 3 1");
+  assert_string_equal(unit_run_queue_ids(vm), "3 1 2");
   assert_int_equal(stm_wake_readers(vm, written, 3), 0);
   assert_int_equal(vm->run_queue.count, 3);
 }
@@ -500,13 +501,15 @@ static void test_retry_rolls_back_and_waits_on_both_branches(void **state) {
                           "  atomically(writeTVar(other, true))\n" /* the right branch's TVar wakes it */
                           "  v2 <- readTVarIO(a)\n"
                           "  say([v1, v2])\n"
+                          "  yield()\n" /* the waiter's commit yielded to main: let it say */
                           "}\n",
-                          "other\n[0, 1]\n");
+                          "[0, 1]\nother\n");
 }
 
-/* Threads blocked in retry wake in the order they blocked, not the order
- * they were forked or the TVars written; one waiting on two written TVars
- * wakes once. The whole instant of the commit, from the trace. */
+/* Threads blocked in retry wake TVar by TVar in the order the commit first
+ * wrote them (b, then a), each TVar's waiters in the order they blocked, as
+ * io-sim does; one waiting on two written TVars wakes once. The whole
+ * instant of the commit, from the trace. */
 static void test_retry_wake_order(void **state) {
   UnitVM *u = *state;
   assert_runs_with_output(u,
@@ -526,27 +529,29 @@ static void test_retry_wake_order(void **state) {
                           "  fork({ delay(4us); atomically({ x <- readTVar(a); y <- readTVar(b); check(x + y >= 2) }); say(\"both\") })\n"
                           "  delay(5us)\n"
                           "  atomically({ writeTVar(b, 1); writeTVar(a, 1); writeTVar(b, 2) })\n"
+                          "  yield()\n" /* each waiter's commit yields in turn: let them say */
                           "  say(\"main\")\n"
                           "}\n",
-                          "w3\nw1\nw2\nboth\nmain\n");
+                          "w2\nboth\nw3\nw1\nmain\n");
   const char *trace = unit_text(&u->trace);
   assert_contains(trace,
                   "       4us  4            retry: blocked on <tvar a>, <tvar b>\n"
                   "       5us  main         wake\n"
                   "       5us  main         committed: wrote <tvar b>, <tvar a>\n"
-                  "       5us  3            wake (by <tvar a>)\n"
-                  "       5us  1            wake (by <tvar a>)\n"
                   "       5us  2            wake (by <tvar b>)\n"
                   "       5us  4            wake (by <tvar b>)\n"
-                  "       5us  3            committed\n");
+                  "       5us  3            wake (by <tvar a>)\n"
+                  "       5us  1            wake (by <tvar a>)\n"
+                  "       5us  2            committed\n");
   /* 4 woke twice in all: from its delay, then from the commit */
   assert_int_equal(count_occurrences(trace, "  4            wake"), 2);
   assert_int_equal(count_occurrences(trace, "  4            committed\n"), 1);
   assert_int_equal(vm_now(u->vm), 5 * US);
 }
 
-/* A commit that wakes a thread yields to it; one that wakes nobody does not. */
-static void test_commit_yields_only_when_it_wakes(void **state) {
+/* Every commit yields, as in io-sim: behind the threads it woke, then behind
+ * the rest of the run queue; one that wakes nobody too. */
+static void test_every_commit_yields(void **state) {
   UnitVM *u = *state;
   assert_runs_with_output(u,
                           "main = {\n"
@@ -559,19 +564,21 @@ static void test_commit_yields_only_when_it_wakes(void **state) {
                           "  atomically(writeTVar(tv, 2))\n"
                           "  say(\"main 2\")\n"
                           "}\n",
-                          "woken\nmain 1\nmain 2\n");
+                          "main 1\nwoken\nother\nmain 2\n");
   assert_text_equal(unit_text(&u->trace),
                     "       0ns  main         fork 1\n"
                     "       0ns  main         yield\n"
-                    "       0ns  1            retry: blocked on <tvar>\n"
-                    "       0ns  main         committed: wrote <tvar>\n"
-                    "       0ns  1            wake (by <tvar>)\n"
+                    "       0ns  1            retry: blocked on <tvar tv>\n"
+                    "       0ns  main         committed: wrote <tvar tv>\n"
+                    "       0ns  1            wake (by <tvar tv>)\n"
                     "       0ns  1            committed\n"
-                    "       0ns  1            say \"woken\"\n"
-                    "       0ns  1            exit\n"
                     "       0ns  main         say \"main 1\"\n"
                     "       0ns  main         fork 2\n"
-                    "       0ns  main         committed: wrote <tvar>\n"
+                    "       0ns  main         committed: wrote <tvar tv>\n"
+                    "       0ns  1            say \"woken\"\n"
+                    "       0ns  1            exit\n"
+                    "       0ns  2            say \"other\"\n"
+                    "       0ns  2            exit\n"
                     "       0ns  main         say \"main 2\"\n"
                     "       0ns  main         exit\n");
 }
@@ -608,20 +615,23 @@ static void test_exception_rolls_back(void **state) {
 /* An uncaught exception in a transaction ends the thread with its writes undone. */
 static void test_uncaught_exception_in_transaction(void **state) {
   UnitVM *u = *state;
-  assert_runs_with_output(u,
-                          "main = {\n"
-                          "  a <- newTVar(\"before\")\n"
-                          "  fork(atomically({ writeTVar(a, \"during\"); x <- readTVar(a); throw(x) }))\n"
-                          "  delay(1us)\n"
-                          "  v <- readTVarIO(a)\n"
-                          "  say(v)\n"
-                          "}\n",
-                          "before\n");
+  assert_status(unit_run(u,
+                         "main = {\n"
+                         "  a <- newTVar(\"before\")\n"
+                         "  fork(atomically({ writeTVar(a, \"during\"); x <- readTVar(a); throw(x) }))\n"
+                         "  delay(1us)\n"
+                         "  v <- readTVarIO(a)\n"
+                         "  say(v)\n"
+                         "}\n"),
+                SIM_OK, u);
+  assert_text_equal(unit_text(&u->out), "before\n");
+  assert_text_equal(unit_text(&u->err), "simvm: thread 1 at 0ns: uncaught \"during\" at test.sim:3\n");
   assert_contains(unit_text(&u->trace), "       0ns  1            died: \"during\"\n");
 }
 
-/* registerDelay: false until its time, then true; its readers wake in block
- * order (after the delays due at that instant), not in timer order. */
+/* registerDelay: false until its time, then true; its readers wake TVar by
+ * TVar in timer order (before the delays due at that instant), not in the
+ * order they blocked. */
 static void test_register_delay(void **state) {
   UnitVM *u = *state;
   assert_runs_with_output(u,
@@ -645,14 +655,14 @@ static void test_register_delay(void **state) {
                           "[false, false, false, true]\n"
                           "0ns\n"
                           "delay\n"
-                          "on d2 at 5us\n"
                           "on d1 at 5us\n"
+                          "on d2 at 5us\n"
                           "[true, true, true, true]\n");
   assert_int_equal(vm_now(u->vm), 10 * US);
 }
 
 /* A timeout around a retrying transaction takes the thread off the TVar's
- * waiters: the later write wakes nobody (and so does not yield). */
+ * waiters: the later write wakes nobody (its commit still yields to "other"). */
 static void test_timeout_leaves_waiters(void **state) {
   UnitVM *u = *state;
   assert_runs_with_output(u,
@@ -666,7 +676,7 @@ static void test_timeout_leaves_waiters(void **state) {
                           "  say(\"main\")\n"
                           "  return tv\n"
                           "}\n",
-                          "[none, 3us]\nmain\n");
+                          "[none, 3us]\nother\nmain\n");
   Value result = vm_result(u->vm);
   assert_true(IS_TVAR(result));
   assert_int_equal(AS_TVAR(result)->waiter_count, 0);
@@ -687,7 +697,7 @@ static void test_retry_on_nothing_deadlocks(void **state) {
                    SIM_DEADLOCK,
                    "simvm: deadlock at 1us: no thread can run and no timer is set\n"
                    "  thread main is blocked in atomically (retry) on no TVar at all at test.sim:7\n"
-                   "  thread 1 is blocked in atomically (retry) on <tvar never> at test.sim:5\n");
+                   "  thread 1 is blocked in atomically (retry) on <tvar never> at test.sim:5; never written\n");
 }
 
 /* Effects other than TVars are refused inside a transaction; TVar
@@ -742,7 +752,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_or_else_rollback, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_retry_rolls_back_and_waits_on_both_branches, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_retry_wake_order, unit_setup_vm_traced, unit_teardown_vm),
-      cmocka_unit_test_setup_teardown(test_commit_yields_only_when_it_wakes, unit_setup_vm_traced, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_every_commit_yields, unit_setup_vm_traced, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_exception_rolls_back, unit_setup_vm_traced, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_uncaught_exception_in_transaction, unit_setup_vm_traced, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_register_delay, unit_setup_vm, unit_teardown_vm),

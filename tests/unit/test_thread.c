@@ -116,6 +116,13 @@ static void test_names(void **state) {
 static void test_reserve_keeps_frames(void **state) {
   VM *vm = vm_of(state);
   ObjThread *t = thread_new(vm, NULL, INT_VAL(0));
+  assert_int_equal(t->stack_capacity, THREAD_INLINE_STACK);
+  assert_ptr_equal(t->stack, t->inline_stack); /* a new thread's stack is inside it */
+  assert_true(thread_reserve(vm, t, 31));      /* 32: moves out of the object */
+  assert_int_equal(t->stack_capacity, 32);
+  assert_true(t->stack != t->inline_stack);
+  assert_int_equal(AS_INT(t->stack[0]), 0);    /* what was there is copied */
+  assert_ptr_equal(t->frames[0].slots, t->stack);
   for (int i = 1; i < 20; i++) *t->sp++ = INT_VAL(i);
   assert_true(thread_push_frame(vm, t, vm->entry_closure, t->stack + 5));
   assert_true(thread_push_frame(vm, t, vm->entry_closure, t->stack + 12));
@@ -150,10 +157,13 @@ static void test_reserve_keeps_frames(void **state) {
 static void test_frame_growth_and_limit(void **state) {
   VM *vm = vm_of(state);
   ObjThread *t = thread_new(vm, NULL, UNIT_VAL);
-  assert_int_equal(t->frame_capacity, 8);
-  for (int i = 1; i < 9; i++) assert_true(thread_push_frame(vm, t, vm->entry_closure, t->stack));
-  assert_int_equal(t->frame_count, 9);
-  assert_int_equal(t->frame_capacity, 16);
+  assert_int_equal(t->frame_capacity, THREAD_INLINE_FRAMES);
+  assert_ptr_equal(t->frames, t->inline_frames);
+  for (int i = 1; i < 4; i++) assert_true(thread_push_frame(vm, t, vm->entry_closure, t->stack));
+  assert_int_equal(t->frame_count, 4);
+  assert_int_equal(t->frame_capacity, 8); /* out of the object: the pooled size */
+  assert_true(t->frames != t->inline_frames);
+  assert_ptr_equal(t->frames[0].closure, vm->entry_closure); /* copied out */
   while (t->frame_count < THREAD_MAX_FRAMES) assert_true(thread_push_frame(vm, t, vm->entry_closure, t->stack));
   assert_false(thread_push_frame(vm, t, vm->entry_closure, t->stack));
   assert_int_equal(t->frame_count, THREAD_MAX_FRAMES);
@@ -194,6 +204,32 @@ static void test_pending_fifo(void **state) {
   assert_int_equal(t->pending_count, 0);
 }
 
+/* Stacks that left their thread object go back to a pool when the thread
+ * ends, and the next thread that outgrows its inline stacks takes them. */
+static void test_stacks_are_pooled(void **state) {
+  VM *vm = vm_of(state);
+  ObjThread *t = thread_new(vm, NULL, UNIT_VAL);
+  assert_true(thread_reserve(vm, t, 10));
+  for (int i = 0; i < THREAD_INLINE_FRAMES; i++) assert_true(thread_push_frame(vm, t, vm->entry_closure, t->stack));
+  Value *stack = t->stack;
+  CallFrame *frames = t->frames;
+  assert_int_equal(t->stack_capacity, 32);
+  int pooled = vm->stack_pool.count;
+  thread_release(vm, t);
+  assert_int_equal(vm->stack_pool.count, pooled + 1);
+  ObjThread *u = thread_new(vm, NULL, UNIT_VAL);
+  assert_ptr_equal(u->stack, u->inline_stack);
+  assert_true(thread_reserve(vm, u, 10));
+  assert_ptr_equal(u->stack, stack);
+  for (int i = 0; i < THREAD_INLINE_FRAMES; i++) assert_true(thread_push_frame(vm, u, vm->entry_closure, u->stack));
+  assert_ptr_equal(u->frames, frames);
+  assert_int_equal(vm->stack_pool.count, pooled);
+  /* a stack grown past the pooled size is freed, not pooled */
+  assert_true(thread_reserve(vm, u, 100));
+  thread_release(vm, u);
+  assert_int_equal(vm->stack_pool.count, pooled);
+}
+
 static void test_release(void **state) {
   VM *vm = vm_of(state);
   ObjThread *t = thread_new(vm, NULL, UNIT_VAL);
@@ -225,6 +261,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_frame_growth_and_limit, setup, teardown),
       cmocka_unit_test_setup_teardown(test_frame_limit_in_script, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_pending_fifo, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_stacks_are_pooled, setup, teardown),
       cmocka_unit_test_setup_teardown(test_release, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

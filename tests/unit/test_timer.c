@@ -1,4 +1,5 @@
-/* vm/timer.c: the binary min-heap of timers ordered by (when, seq). */
+/* vm/timer.c: the 4-ary min-heap of timers ordered by (when, seq), with
+ * cancellation in O(1) and stale entries dropped or rebuilt away. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -11,26 +12,36 @@
 
 static void timer_init(Timer *timer) {
   memset(timer, 0, sizeof *timer);
-  timer->heap_index = -1;
   timer->kind = TIMER_DELAY;
 }
 
-/* Every slot's timer knows its slot, and no child is earlier than its parent. */
+static bool live(const TimerEntry *e) { return e->timer->set && e->timer->seq == e->seq; }
+
+/* No child is earlier than its parent; the stale count is exact; no timer
+ * has two live entries. */
 static void check_heap(const TimerHeap *heap, const char *file, int line) {
+  int stale = 0;
   for (int i = 0; i < heap->count; i++) {
-    const Timer *t = heap->items[i];
-    if (t->heap_index != i) {
-      print_error("heap slot %d holds a timer whose heap_index is %d\n", i, t->heap_index);
-      _fail(file, line);
+    const TimerEntry *t = &heap->items[i];
+    if (!live(t)) stale++;
+    for (int j = 0; j < i; j++) {
+      if (live(t) && live(&heap->items[j]) && t->timer == heap->items[j].timer) {
+        print_error("timer in two live entries, slots %d and %d\n", j, i);
+        _fail(file, line);
+      }
     }
     if (i > 0) {
-      const Timer *parent = heap->items[(i - 1) / 2];
+      const TimerEntry *parent = &heap->items[(i - 1) / 4];
       if (t->when < parent->when || (t->when == parent->when && t->seq < parent->seq)) {
         print_error("heap order broken at slot %d: (%lld, %llu) under (%lld, %llu)\n", i, (long long)t->when,
                     (unsigned long long)t->seq, (long long)parent->when, (unsigned long long)parent->seq);
         _fail(file, line);
       }
     }
+  }
+  if (stale != heap->stale) {
+    print_error("%d stale entries, the heap counts %d\n", stale, heap->stale);
+    _fail(file, line);
   }
 }
 #define assert_heap_valid(heap) check_heap((heap), __FILE__, __LINE__)
@@ -47,7 +58,7 @@ static void test_empty_heap(void **state) {
   assert_false(timer_is_set(&unset));
   timer_heap_remove(&heap, &unset); /* not queued: left alone */
   assert_int_equal(heap.count, 0);
-  assert_int_equal(unset.heap_index, -1);
+  assert_int_equal(heap.stale, 0);
   timer_heap_free(&heap);
 }
 
@@ -136,9 +147,9 @@ static void test_remove_from_middle(void **state) {
     timer_heap_insert(&heap, &timers[i], (int64_t)((i * 7) % N), (uint64_t)i);
   }
   /* remove timers sitting in interior slots, and the one in the last slot */
-  Timer *middle = heap.items[N / 2];
-  Timer *inner = heap.items[1];
-  Timer *last = heap.items[heap.count - 1];
+  Timer *middle = heap.items[N / 2].timer;
+  Timer *inner = heap.items[1].timer;
+  Timer *last = heap.items[heap.count - 1].timer;
   timer_heap_remove(&heap, middle);
   assert_false(timer_is_set(middle));
   assert_heap_valid(&heap);
@@ -148,10 +159,12 @@ static void test_remove_from_middle(void **state) {
   timer_heap_remove(&heap, last);
   assert_false(timer_is_set(last));
   assert_heap_valid(&heap);
-  assert_int_equal(heap.count, N - 3);
+  assert_int_equal(timer_heap_size(&heap), N - 3);
+  assert_int_equal(heap.stale, 3); /* cancelled in O(1): the entries stay, stale */
   /* removing again is a no-op */
   timer_heap_remove(&heap, middle);
-  assert_int_equal(heap.count, N - 3);
+  assert_int_equal(timer_heap_size(&heap), N - 3);
+  assert_int_equal(heap.stale, 3);
 
   int64_t previous = -1;
   int popped = 0;
@@ -206,7 +219,8 @@ static void test_pop_until_empty(void **state) {
   assert_int_equal(heap.count, 0);
   assert_null(timer_heap_pop(&heap));
   assert_null(timer_heap_peek(&heap));
-  for (int i = 0; i < N; i++) assert_int_equal(timers[i].heap_index, -1);
+  for (int i = 0; i < N; i++) assert_false(timer_is_set(&timers[i]));
+  assert_int_equal(heap.count, 0);
   /* the heap is reusable after being emptied */
   timer_heap_insert(&heap, &timers[0], 5, 0);
   assert_ptr_equal(timer_heap_pop(&heap), &timers[0]);
@@ -309,10 +323,42 @@ static void test_random_mixed_operations(void **state) {
         break;
       }
     }
-    assert_int_equal(heap.count, queued);
+    assert_int_equal(timer_heap_size(&heap), queued);
+    assert_true(heap.count <= 2 * queued + 64); /* stale entries never outnumber live ones by much */
     if (op % 97 == 0) assert_heap_valid(&heap);
   }
   assert_heap_valid(&heap);
+  timer_heap_free(&heap);
+  free(timers);
+}
+
+/* Cancelling most timers rebuilds the heap: it never holds more stale
+ * entries than live ones (beyond a small heap), and the live ones still pop
+ * in order. Setting a set timer again moves it. */
+static void test_cancel_compacts_and_rearm_moves(void **state) {
+  (void)state;
+  enum { N = 1000 };
+  Timer *timers = calloc(N, sizeof *timers);
+  assert_non_null(timers);
+  TimerHeap heap;
+  timer_heap_init(&heap);
+  for (int i = 0; i < N; i++) {
+    timer_init(&timers[i]);
+    timer_heap_insert(&heap, &timers[i], (int64_t)(N - i), (uint64_t)i);
+  }
+  for (int i = 0; i < N; i++)
+    if (i % 10) timer_heap_remove(&heap, &timers[i]);
+  assert_int_equal(timer_heap_size(&heap), N / 10);
+  assert_true(heap.stale <= heap.count / 2 + 1);
+  assert_heap_valid(&heap);
+  timer_heap_insert(&heap, &timers[0], 5000, N); /* set again: now the latest */
+  assert_int_equal(timer_heap_size(&heap), N / 10);
+  assert_heap_valid(&heap);
+  for (int i = N - 10; i > 0; i -= 10) assert_ptr_equal(timer_heap_pop(&heap), &timers[i]);
+  assert_ptr_equal(timer_heap_pop(&heap), &timers[0]);
+  assert_int_equal(timers[0].when, 5000);
+  assert_null(timer_heap_pop(&heap));
+  assert_int_equal(heap.count, 0);
   timer_heap_free(&heap);
   free(timers);
 }
@@ -329,6 +375,7 @@ int main(void) {
       cmocka_unit_test(test_extreme_times),
       cmocka_unit_test(test_random_inserts_pop_sorted),
       cmocka_unit_test(test_random_mixed_operations),
+      cmocka_unit_test(test_cancel_compacts_and_rearm_moves),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

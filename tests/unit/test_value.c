@@ -370,6 +370,28 @@ static void test_show_lists(void **state) {
   assert_shows_quoted(LIST(vm, str(vm, "s")), "[\"s\"]");
 }
 
+/* value_show_bounded stops soon after the limit, however large the value
+ * would be shown: a list sharing its halves 2^50 times over. */
+static void test_show_bounded(void **state) {
+  VM *vm = vm_of(state);
+  Value v = str(vm, "abc");
+  for (int i = 0; i < 50; i++) v = LIST(vm, v, v);
+  Buffer buf;
+  buf_init(&buf);
+  assert_false(value_show_bounded(&buf, v, true, 100));
+  assert_true(buf.length > 100);
+  assert_true(buf.length < 200);
+  assert_memory_equal(buf.data, "[[[[", 4);
+  buf_free(&buf);
+  buf_init(&buf);
+  assert_true(value_show_bounded(&buf, LIST(vm, INT_VAL(1), INT_VAL(2)), false, 6));
+  assert_string_equal(buf.data, "[1, 2]");
+  buf_free(&buf);
+  buf_init(&buf);
+  assert_false(value_show_bounded(&buf, LIST(vm, INT_VAL(1), INT_VAL(2)), false, 5));
+  buf_free(&buf);
+}
+
 static void test_show_records_and_some(void **state) {
   VM *vm = vm_of(state);
   static const char *xy[] = {"x", "y"}, *inner[] = {"in"};
@@ -481,6 +503,7 @@ int main(void) {
       cmocka_unit_test(test_show_scalars),
       cmocka_unit_test_setup_teardown(test_show_strings, setup, teardown),
       cmocka_unit_test_setup_teardown(test_show_lists, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_show_bounded, setup, teardown),
       cmocka_unit_test_setup_teardown(test_show_records_and_some, setup, teardown),
       cmocka_unit_test_setup_teardown(test_show_callables_and_actions, setup, teardown),
       cmocka_unit_test_setup_teardown(test_show_exceptions, setup, teardown),

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "unit.h"
+#include "../../compiler/loader.h"
 
 static void test_config_defaults(void **state) {
   (void)state;
@@ -268,6 +269,66 @@ static void test_import_errors(void **state) {
   unit_vm_free(v);
 }
 
+/* Load once, run many: each run of one loaded program is a fresh simulation.
+ * Thread ids, the clock, timers, TVars and MVars, the trace, the counters and
+ * the heap start anew; the top-level values are shared and unchanged. */
+static const char *fresh_program =
+    "counter = newTVar(0)\n" /* an action at top level: each run makes its own TVar */
+    "names = [\"a\", \"b\"]\n"
+    "fn bump(v) = atomically(modifyTVar(v, fn(x) => x + 1))\n"
+    "main = {\n"
+    "  v <- counter\n"
+    "  m <- newMVar(names)\n"
+    "  t <- fork({ delay(3ms); bump(v) })\n"
+    "  bump(v)\n"
+    "  delay(5ms)\n"
+    "  n <- readTVarIO(v)\n"
+    "  xs <- takeMVar(m)\n"
+    "  me <- myThreadId()\n"
+    "  now0 <- now()\n"
+    "  say(show(t) ++ \" \" ++ show(me) ++ \" \" ++ show(n) ++ \" \" ++ show(xs) ++ \" \" ++ show(now0))\n"
+    "  r <- timeout(1ms, delay(2ms))\n"
+    "  say(r)\n"
+    "}\n";
+
+static void test_runs_are_fresh(void **state) {
+  (void)state;
+  VMConfig config;
+  vm_config_init(&config);
+  config.trace = true;
+  UnitVM *u = unit_vm_new_with(&config);
+  assert_status(unit_load(u, fresh_program), SIM_OK, u);
+  char *first_trace = NULL;
+  uint64_t steps = 0, events = 0;
+  size_t heap = 0;
+  for (int run = 0; run < 3; run++) {
+    unit_text_clear(&u->trace);
+    assert_status(vm_run(u->vm), SIM_OK, u);
+    assert_true(u->vm->heap.used != 0); /* the run's own objects, young */
+    assert_int_equal(vm_now(u->vm), 6000000);
+    if (run == 0) {
+      first_trace = strdup(unit_text(&u->trace));
+      steps = vm_steps(u->vm);
+      events = vm_events(u->vm);
+      assert_contains(first_trace, "say \"1 main 2 [\\\"a\\\", \\\"b\\\"] 5ms\"");
+      assert_contains(first_trace, "say \"none\"");
+    } else {
+      assert_text_equal(unit_text(&u->trace), first_trace);
+      assert_int_equal(vm_steps(u->vm), steps);
+      assert_int_equal(vm_events(u->vm), events);
+    }
+    vm_discard_run(u->vm); /* what the next run does first */
+    assert_true(u->vm->heap.used == 0 && u->vm->heap.large == NULL);
+    assert_null(u->vm->live);
+    if (run == 0) heap = u->vm->bytes_allocated;
+    assert_int_equal(u->vm->bytes_allocated, heap);
+    assert_int_equal(u->vm->bytes_allocated, u->vm->old_bytes);
+  }
+  assert_text_equal(unit_text(&u->err), "");
+  free(first_trace);
+  unit_vm_free(u);
+}
+
 /* Only .sim files are imported, so no other file is ever parsed or has a
  * line shown; a compiled program is named as such. */
 static void test_import_only_scripts(void **state) {
@@ -404,9 +465,42 @@ static void test_large_source_bounded_memory(void **state) {
   free(text);
 }
 
+/* The fuzzer's rollback: with the prelude run once, programs kept young
+ * are loaded, run and taken back one after another, and each sees a VM as
+ * it was: its own main or none, the prelude's names unshadowed, nothing
+ * left in the old generation. */
+static void test_rollback(void **state) {
+  UnitVM *u = *state;
+  VM *vm = u->vm;
+  LoaderMark mark;
+  loader_mark(vm, &mark);
+  assert_status(unit_run(u, "main = return ()\n"), SIM_OK, u);
+  loader_rollback(vm, &mark);
+  vm->keep_young = true;
+  size_t old = vm->old_bytes;
+  const char *shadowing = "fn map(f, xs) = \"mine\"\nfv = newTVar(1)\nmain = { v <- fv\n  x <- readTVarIO(v)\n  say([map(0, 0), show(x)]) }\n";
+  for (int round = 0; round < 3; round++) {
+    unit_text_clear(&u->out);
+    unit_text_clear(&u->err);
+    assert_status(unit_run(u, shadowing), SIM_OK, u);
+    assert_text_equal(unit_text(&u->out), "[\"mine\", \"1\"]\n");
+    loader_rollback(vm, &mark);
+    assert_status(unit_run(u, "x = 1\n"), SIM_COMPILE_ERROR, u);
+    assert_text_equal(unit_text(&u->err), "simvm: error: the program defines no 'main' (write `main = { ... }`)\n");
+    loader_rollback(vm, &mark);
+    unit_text_clear(&u->out);
+    assert_status(unit_run(u, "main = say(map(fn(x) => x + 1, [1, 2]))\n"), SIM_OK, u);
+    assert_text_equal(unit_text(&u->out), "[2, 3]\n");
+    loader_rollback(vm, &mark);
+    assert_int_equal(vm->old_bytes, old);
+  }
+  loader_mark_free(&mark);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_config_defaults),
+      cmocka_unit_test(test_runs_are_fresh),
       cmocka_unit_test(test_no_callbacks),
       cmocka_unit_test_setup_teardown(test_fresh_vm_state, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test(test_say_callback_shape),
@@ -422,6 +516,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_import_only_scripts, setup_files, teardown_files),
       cmocka_unit_test_setup_teardown(test_sandbox, setup_files, teardown_files),
       cmocka_unit_test(test_large_source_bounded_memory),
+      cmocka_unit_test_setup_teardown(test_rollback, unit_setup_vm, unit_teardown_vm),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
