@@ -405,6 +405,11 @@ static SimStatus load_program(VM *vm) {
 void vm_discard_run(VM *vm) {
   if (!vm->main_thread) return;
   reset_scheduler(vm);
+  /* the profile names the run's prototypes, which may be young: it goes
+   * with them (a vm_run that then fails early has none to write) */
+  profile_free(vm->profile);
+  vm->profile = NULL;
+  timeline_free(vm);
   gc_free_young(vm);
 }
 
