@@ -1160,7 +1160,9 @@ next_thread:
     bool internal = CALLED_BY_PRELUDE();
     NOT_IN_TRANSACTION("withMaskingState");
     Value action = PEEK(0);
-    int state = IS_INT(PEEK(1)) ? (int)AS_INT(PEEK(1)) : mask_from_name(PEEK(1));
+    /* the prelude passes the state it saved as an int: only 0 to 2 are states */
+    int64_t given = IS_INT(PEEK(1)) ? AS_INT(PEEK(1)) : -1;
+    int state = given >= MASK_NONE && given <= MASK_UNINTERRUPTIBLE ? (int)given : mask_from_name(PEEK(1));
     if (state < 0)
       RUNTIME_ERROR("withMaskingState needs \"Unmasked\", \"MaskedInterruptible\" or \"MaskedUninterruptible\"");
     if (!IS_BLOCK_CLOSURE(action) && !IS_ACTION(action))
