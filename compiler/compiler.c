@@ -224,7 +224,7 @@ static const Builtin *direct_primitive(Compiler *c, const Expr *e) {
   int global = global_for(c, e->as.call.callee->as.name);
   if (global < 0) return NULL;
   const Builtin *builtin = c->vm->global_info[global].builtin;
-  if (!builtin || builtin->op < 0 || builtin->arity != e->as.call.args.count) return NULL;
+  if (!builtin || !builtin_is_action(builtin) || builtin->arity != e->as.call.args.count) return NULL;
   return builtin;
 }
 
@@ -423,7 +423,8 @@ static void compile_run_form(Compiler *c, const Expr *e, bool tail) {
         if (builtin) {
           for (int i = 0; i < e->as.call.args.count; i++) compile_expr(c, e->as.call.args.items[i], false);
           c->line = e->loc.line;
-          emit_op(c, (OpCode)builtin->op);
+          if (builtin->op == OP_PRIM) emit_var(c, OP_PRIM, (int)(builtin - builtin_table), 1 - builtin->arity);
+          else emit_op(c, (OpCode)builtin->op);
           if (tail) emit_var(c, OP_RETURN, 0, -1);
           return;
         }
@@ -561,7 +562,7 @@ static void compile_call(Compiler *c, const Expr *e, bool tail) {
   }
   const GlobalInfo *info = check_call(c, e);
   if (info) {
-    if (info->builtin && info->builtin->op >= 0 && info->arity == argc) {
+    if (info->builtin && builtin_is_action(info->builtin) && info->arity == argc) {
       /* build the primitive action without a call */
       for (int i = 0; i < argc; i++) compile_expr(c, e->as.call.args.items[i], false);
       c->line = e->loc.line;

@@ -47,6 +47,12 @@ void buf_printf(Buffer *buf, const char *fmt, ...) {
   va_end(ap);
 }
 
+void buf_truncate(Buffer *buf, size_t length) {
+  if (length >= buf->length) return;
+  buf->length = length;
+  buf->data[length] = '\0';
+}
+
 const char *buf_text(const Buffer *buf) { return buf->data ? buf->data : ""; }
 
 void buf_append_json(Buffer *buf, const char *text) {

@@ -70,20 +70,17 @@ static bool nat_length(VM *vm, Value *args, Value *result) {
 }
 
 static bool nat_cons(VM *vm, Value *args, Value *result) {
-  EXPECT(IS_LIST(args[1]), "cons needs a list as its second argument, not %s", value_type_name(args[1]));
   *result = OBJ_VAL(obj_cons(vm, args[0], args[1]));
   return true;
 }
 
 static bool nat_head(VM *vm, Value *args, Value *result) {
-  EXPECT(IS_LIST(args[0]), "head needs a list, not %s", value_type_name(args[0]));
   EXPECT(IS_CONS(args[0]), "head of an empty list");
   *result = AS_CONS(args[0])->head;
   return true;
 }
 
 static bool nat_tail(VM *vm, Value *args, Value *result) {
-  EXPECT(IS_LIST(args[0]), "tail needs a list, not %s", value_type_name(args[0]));
   EXPECT(IS_CONS(args[0]), "tail of an empty list");
   *result = AS_CONS(args[0])->tail;
   return true;
@@ -100,8 +97,6 @@ static bool nat_is_empty(VM *vm, Value *args, Value *result) {
 }
 
 static bool nat_nth(VM *vm, Value *args, Value *result) {
-  EXPECT(IS_LIST(args[0]), "nth needs a list, not %s", value_type_name(args[0]));
-  EXPECT(IS_INT(args[1]), "nth needs an int index, not %s", value_type_name(args[1]));
   int64_t i = AS_INT(args[1]), n = 0;
   for (Value v = args[0]; IS_CONS(v); v = AS_CONS(v)->tail, n++) {
     if (n == i) {
@@ -139,8 +134,6 @@ static bool nat_from_some(VM *vm, Value *args, Value *result) {
 }
 
 static bool nat_set_field(VM *vm, Value *args, Value *result) {
-  EXPECT(IS_RECORD(args[0]), "setField needs a record, not %s", value_type_name(args[0]));
-  EXPECT(IS_STRING(args[1]), "setField needs a field name string, not %s", value_type_name(args[1]));
   ObjRecord *old = AS_RECORD(args[0]);
   ObjString *name = obj_intern(vm, AS_STRING(args[1])); /* field names are interned */
   vm_work(vm, (uint64_t)old->count); /* a copy of the record: O(fields) each time */
@@ -158,8 +151,6 @@ static bool nat_set_field(VM *vm, Value *args, Value *result) {
 }
 
 static bool nat_has_field(VM *vm, Value *args, Value *result) {
-  EXPECT(IS_RECORD(args[0]), "hasField needs a record, not %s", value_type_name(args[0]));
-  EXPECT(IS_STRING(args[1]), "hasField needs a field name string, not %s", value_type_name(args[1]));
   bool found = false;
   ObjString *name = obj_find_interned(vm, AS_STRING(args[1]));
   vm_work(vm, (uint64_t)AS_RECORD(args[0])->count);
@@ -221,7 +212,7 @@ static bool nat_to_float(VM *vm, Value *args, Value *result) {
 }
 
 static bool nat_nanoseconds(VM *vm, Value *args, Value *result) {
-  EXPECT(IS_DURATION(args[0]), "nanoseconds needs a duration, not %s", value_type_name(args[0]));
+  (void)vm;
   *result = INT_VAL(AS_DURATION(args[0]));
   return true;
 }
@@ -288,8 +279,6 @@ static bool nat_error(VM *vm, Value *args, Value *result) {
 
 /* The strings of a list joined with sep between them, in linear time. */
 static bool nat_join(VM *vm, Value *args, Value *result) {
-  EXPECT(IS_STRING(args[0]), "join needs a separator string, not %s", value_type_name(args[0]));
-  EXPECT(IS_LIST(args[1]), "join needs a list of strings, not %s", value_type_name(args[1]));
   Buffer out;
   buf_init(&out);
   for (Value v = args[1]; IS_CONS(v); v = AS_CONS(v)->tail) {
@@ -339,9 +328,88 @@ static bool nat_exception_message(VM *vm, Value *args, Value *result) {
   return nat_show(vm, args, result);
 }
 
+/* ---- each builtin's checks, and the table, from builtins.def ---- */
+
+#include "prim.h"
+
+static const char *const arg_phrases[] = {
+#define ARG_PHRASE(name, check, phrase) phrase,
+    ARG_TYPES(ARG_PHRASE)
+#undef ARG_PHRASE
+};
+
+/* The error of argument i of builtin `index`, a value of the wrong type. */
+static bool arg_failed(VM *vm, int index, int i, Value v) {
+  const Builtin *builtin = &builtin_table[index];
+  ArgType type = (ArgType)builtin->args[i];
+  if (type == ARG_DELAY && IS_INT(v))
+    rt_error(vm, "%s needs a duration, not int (write %" PRId64 "us, or n * 1us)", builtin->name, AS_INT(v));
+  else
+    rt_error(vm, "%s needs %s, not %s", builtin->name, arg_phrases[type], value_type_name(v));
+  return false;
+}
+
+/* The error of an action run on the wrong side of a transaction. */
+static bool tx_failed(VM *vm, int index) {
+  const Builtin *builtin = &builtin_table[index];
+  if (builtin->where == TX_OUTSIDE)
+    rt_error(vm, "%s inside atomically: a transaction may only use TVars (readTVar, writeTVar, newTVar, retry, "
+                 "orElse, throw)", builtin->name);
+  else
+    rt_error(vm, "%s outside a transaction: run it with atomically(...)", builtin->name);
+  return false;
+}
+
+/* One test per argument type (prim.h's ARG_TYPES) ... */
+#define ARG_TEST(name, check, phrase) \
+  static inline bool arg_is_##name(Value v) { (void)v; return check; }
+ARG_TYPES(ARG_TEST)
+#undef ARG_TEST
+
+/* ... and each builtin's checks as code of its own, the types constants,
+ * so a check costs what the hand-written test did. */
+#define CHECK_ARG(type, i) \
+  if (!arg_is_##type(args[i])) return arg_failed(vm, self, i, args[i]);
+#define ARGS0()
+#define ARGS1(a) CHECK_ARG(a, 0)
+#define ARGS2(a, b) CHECK_ARG(a, 0) CHECK_ARG(b, 1)
+#define ARGS3(a, b, c) CHECK_ARG(a, 0) CHECK_ARG(b, 1) CHECK_ARG(c, 2)
+#define WHERE_ANYWHERE
+#define WHERE_OUTSIDE if (thread->in_transaction) return tx_failed(vm, self);
+#define WHERE_INSIDE if (!thread->in_transaction) return tx_failed(vm, self);
+#define ACTION(name, where, argtypes, fn, op)                                              \
+  static inline bool check_##name(VM *vm, const ObjThread *thread, Value *args) {         \
+    const int self = BUILTIN_##name;                                                       \
+    (void)self;                                                                            \
+    (void)thread;                                                                          \
+    (void)args;                                                                            \
+    WHERE_##where argtypes return true;                                                    \
+  }                                                                                        \
+  static PrimResult run_##name(VM *vm, ObjThread *thread, Value *args, bool by_prelude) { \
+    return check_##name(vm, thread, args) ? fn(vm, thread, args, by_prelude) : PRIM_ERROR; \
+  }
+#define BUILTIN(name, argtypes, fn)                             \
+  static bool run_##name(VM *vm, Value *args, Value *result) { \
+    const int self = BUILTIN_##name;                            \
+    (void)self;                                                 \
+    argtypes return fn(vm, args, result);                       \
+  }
+#include "builtins.def"
+#undef ACTION
+#undef BUILTIN
+#undef ARGS0
+#undef ARGS1
+#undef ARGS2
+#undef ARGS3
+
+#define ARGS0() 0, {0}
+#define ARGS1(a) 1, {ARG_##a}
+#define ARGS2(a, b) 2, {ARG_##a, ARG_##b}
+#define ARGS3(a, b, c) 3, {ARG_##a, ARG_##b, ARG_##c}
+
 const Builtin builtin_table[] = {
-#define ACTION(name, arity, op) {#name, arity, NULL, OP_##op},
-#define BUILTIN(name, arity, fn) {#name, arity, fn, -1},
+#define ACTION(name, where, argtypes, fn, op) {#name, argtypes, TX_##where, NULL, (void *)run_##name, OP_##op},
+#define BUILTIN(name, argtypes, fn) {#name, argtypes, TX_ANYWHERE, run_##name, NULL, -1},
 #include "builtins.def"
 #undef ACTION
 #undef BUILTIN

@@ -45,6 +45,7 @@ int debug_instruction(Buffer *out, const ObjProto *proto, int offset, const VM *
       buf_printf(out, "    ; to %04d", offset + 3 + operand);
       break;
     case OP_ACTION:
+    case OP_PRIM:
       if (operand < builtin_count) buf_printf(out, "    ; %s", builtin_table[operand].name);
       break;
     default:

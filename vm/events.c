@@ -1,173 +1,194 @@
-/* JSON-lines events and the Chrome trace-event timeline (see events.h). */
+/* Typed events: the sinks' registry, dispatch, and how events read in a
+ * trace (see events.h). */
 #include "events.h"
 
-#include <inttypes.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "state.h"
+#include "prim.h"
+#include "stm.h"
+#include "unwind.h"
 
-/* A track: a thread's name and its current state since when. */
-typedef struct {
-  char *name;
-  TrackState state;
-  int64_t since;
-} Track;
+/* The registry: every vm/sink_*.c, listed by the build. */
+#define SINK(name) extern const EventSink sink_##name;
+#include "sinks.h"
+#undef SINK
+static const EventSink *const sinks[] = {
+#define SINK(name) &sink_##name,
+#include "sinks.h"
+#undef SINK
+};
+#define SINK_TOTAL ((int)(sizeof sinks / sizeof sinks[0]))
 
-struct Timeline {
-  Track *tracks;           /* by thread serial */
-  int count, capacity;
-  Buffer events;           /* ",\n{...}" fragments */
+static const char *const separators[EV_COUNT] = {
+#define EVENT(kind, name, class, separator, fields) separator,
+#include "events.def"
+#undef EVENT
 };
 
+static const char *const names[EV_COUNT] = {
+#define EVENT(kind, name, class, separator, fields) name,
+#include "events.def"
+#undef EVENT
+};
 
-/* Split "say \"hi\"" into the name "say" and the detail; "died: X" and
- * "retry: ..." lose their colon. */
-static void split_event(const char *text, Buffer *name, const char **detail) {
-  size_t length = strcspn(text, " ");
-  if (length && text[length - 1] == ':') buf_append(name, text, length - 1);
-  else buf_append(name, text, length);
-  *detail = text[length] ? text + length + 1 : "";
-}
+#define TRACE true
+#define STATE false
+const bool event_traced[EV_COUNT] = {
+#define EVENT(kind, name, class, separator, fields) class,
+#include "events.def"
+#undef EVENT
+};
+#undef TRACE
+#undef STATE
 
-static double micros(int64_t ns) { return (double)ns / 1000.0; }
-
-static Timeline *timeline_of(VM *vm) {
-  if (!vm->timeline) {
-    vm->timeline = xrealloc(NULL, sizeof(Timeline));
-    memset(vm->timeline, 0, sizeof(Timeline));
+void events_start(VM *vm) {
+  vm->sink_count = 0;
+  for (int i = 0; i < SINK_TOTAL && vm->sink_count < VM_MAX_SINKS; i++) {
+    void *state = sinks[i]->start(vm);
+    if (!state) continue;
+    vm->sinks[vm->sink_count] = sinks[i];
+    vm->sink_states[vm->sink_count++] = state;
   }
-  return vm->timeline;
 }
 
-/* The timeline is kept in memory until the run ends: an event that would
- * take it past --max-trace-size is taken back, and the run stops. */
-static void keep_within_cap(VM *vm, Timeline *t, size_t before) {
-  if (vm_trace_room(vm, 2, t->events.length - before)) return;
-  t->events.length = before;
-  if (t->events.data) t->events.data[before] = '\0';
+void events_stop(VM *vm) {
+  int count = vm->sink_count;
+  vm->sink_count = 0; /* nothing more reaches them */
+  for (int i = 0; i < count; i++)
+    if (vm->sinks[i]->stop) vm->sinks[i]->stop(vm, vm->sink_states[i]);
 }
 
-void events_record(VM *vm, ObjThread *thread, const char *text) {
-  Buffer name, id;
-  buf_init(&name);
-  buf_init(&id);
-  const char *detail;
-  split_event(text, &name, &detail);
-  if (thread) thread_id(&id, thread);
-  if (vm->config.write_trace_json) {
-    Buffer line;
-    buf_init(&line);
-    buf_printf(&line, "{\"time_ns\": %" PRId64 ", \"thread\": ", vm->now);
-    if (thread) buf_append_json(&line, buf_text(&id));
-    else buf_append(&line, "null", 4);
-    buf_append(&line, ", \"label\": ", 11);
-    if (thread && thread->label) buf_append_json(&line, thread->label->chars);
-    else buf_append(&line, "null", 4);
-    buf_append(&line, ", \"event\": ", 11);
-    buf_append_json(&line, buf_text(&name));
-    buf_append(&line, ", \"detail\": ", 12);
-    buf_append_json(&line, detail);
-    buf_append(&line, "}\n", 2);
-    if (vm_trace_room(vm, 1, line.length)) vm->config.write_trace_json(vm->config.user, line.data, line.length);
-    buf_free(&line);
+void events_dispatch(VM *vm, const Event *event) {
+  for (int i = 0; i < vm->sink_count; i++) vm->sinks[i]->event(vm, vm->sink_states[i], event);
+}
+
+bool events_sink_exists(const char *name) {
+  for (int i = 0; i < SINK_TOTAL; i++)
+    if (strcmp(sinks[i]->name, name) == 0) return true;
+  return false;
+}
+
+void events_sink_names(Buffer *out) {
+  for (int i = 0; i < SINK_TOTAL; i++) {
+    if (i) buf_append(out, ", ", 2);
+    buf_append(out, sinks[i]->name, strlen(sinks[i]->name));
   }
-  if (vm->config.timeline && thread && !vm->trace_capped) {
-    Timeline *t = timeline_of(vm);
-    size_t before = t->events.length;
-    buf_printf(&t->events, ",\n{\"ph\": \"i\", \"s\": \"t\", \"pid\": 1, \"tid\": %d, \"ts\": %.3f, \"name\": ",
-               thread->serial, micros(vm->now));
-    buf_append_json(&t->events, buf_text(&name));
-    buf_append(&t->events, ", \"args\": {\"detail\": ", 21);
-    buf_append_json(&t->events, detail);
-    buf_append(&t->events, "}}", 2);
-    keep_within_cap(vm, t, before);
-  }
-  buf_free(&name);
-  buf_free(&id);
 }
 
-static const char *const state_names[] = {"runnable", "delayed", "blocked", "done"};
+/* ---- how events read ---- */
 
-/* End the track's current slice now; slices of no simulated time are left out. */
-static void close_slice(VM *vm, Track *track, int serial) {
-  if (track->state == TRACK_DONE || vm->now <= track->since || vm->trace_capped) return;
-  Timeline *t = vm->timeline;
-  size_t before = t->events.length;
-  buf_printf(&t->events,
-             ",\n{\"ph\": \"X\", \"pid\": 1, \"tid\": %d, \"ts\": %.3f, \"dur\": %.3f, \"name\": \"%s\"}", serial,
-             micros(track->since), micros(vm->now - track->since), state_names[track->state]);
-  keep_within_cap(vm, t, before);
+static const char *const mvar_ops[] = {[BLOCKED_TAKE] = "takeMVar", [BLOCKED_READ] = "readMVar",
+                                       [BLOCKED_PUT] = "putMVar"};
+
+const char *event_name(const Event *event) {
+  if (event->kind == EV_MVAR_BLOCKED) return mvar_ops[event->mode];
+  return names[event->kind];
 }
 
-static void set_name(Track *track, ObjThread *thread) {
-  Buffer name;
-  buf_init(&name);
-  thread_name(&name, thread);
-  free(track->name);
-  track->name = xrealloc(NULL, name.length + 1);
-  memcpy(track->name, buf_text(&name), name.length + 1);
-  buf_free(&name);
+/* A value in a trace, shown at most TRACE_SHOW_LIMIT bytes. */
+static void show_bounded(Buffer *out, Value value, bool quote) {
+  if (!value_show_bounded(out, value, quote, TRACE_SHOW_LIMIT)) buf_append(out, "...", 3);
 }
 
-void timeline_thread_start(VM *vm, ObjThread *thread) {
-  Timeline *t = timeline_of(vm);
-  while (t->count <= thread->serial) {
-    if (t->count == t->capacity) {
-      t->capacity = t->capacity ? t->capacity * 2 : 64;
-      t->tracks = xrealloc(t->tracks, (size_t)t->capacity * sizeof(Track));
+void event_detail(VM *vm, const Event *event, Buffer *out) {
+  switch (event->kind) {
+    case EV_FORK:
+    case EV_KILL:
+      thread_id(out, event->other);
+      break;
+    case EV_DELAY:
+    case EV_TIMEOUT:
+      duration_show(out, event->ns);
+      break;
+    case EV_WAKE:
+      if (IS_UNIT(event->value)) break;
+      buf_append(out, "(by ", 4);
+      value_show(out, event->value, false);
+      buf_append(out, ")", 1);
+      break;
+    case EV_SAY:
+      if (event->text) {
+        buf_append_quoted(out, event->text, event->length);
+      } else {
+        Buffer text;
+        buf_init(&text);
+        value_show(&text, event->value, false);
+        buf_append_quoted(out, text.data ? text.data : "", text.length);
+        buf_free(&text);
+      }
+      break;
+    case EV_DIED:
+      unwind_show_one_line(out, event->value, TRACE_SHOW_LIMIT);
+      break;
+    case EV_TIMEOUT_NOW:
+      buf_append(out, "0ns: timed out at once", 22);
+      break;
+    case EV_TIMEOUT_FIRED:
+      buf_append(out, "fired", 5);
+      break;
+    case EV_THROW:
+    case EV_CAUGHT:
+      show_bounded(out, event->value, true);
+      break;
+    case EV_THROW_TO:
+      thread_id(out, event->other);
+      buf_append(out, " ", 1);
+      value_show(out, event->value, true);
+      break;
+    case EV_MASK:
+      buf_append(out, mask_names[event->mode], strlen(mask_names[event->mode]));
+      break;
+    case EV_MVAR_BLOCKED:
+      buf_append(out, "blocked on ", 11);
+      show_bounded(out, event->value, false);
+      break;
+    case EV_COMMITTED:
+      if (!event->count) break;
+      buf_append(out, "wrote ", 6);
+      stm_describe(out, event->tvars, event->count);
+      break;
+    case EV_RETRY:
+      buf_append(out, "blocked on ", 11);
+      if (event->count) stm_describe(out, event->tvars, event->count);
+      else buf_append(out, "nothing", 7);
+      break;
+    case EV_LABEL:
+      thread_id(out, event->other);
+      buf_append(out, " ", 1);
+      buf_append_quoted(out, AS_CSTRING(event->value), (size_t)AS_STRING(event->value)->length);
+      break;
+    case EV_TRACE_TVAR:
+      value_show(out, event->value, false);
+      buf_append(out, " ", 1);
+      buf_append_quoted(out, event->text, event->length);
+      break;
+    case EV_END: {
+      buf_printf(out, "main %s with %d thread%s still alive: ", event->mode == SIM_OK ? "finished" : "died",
+                 event->count, event->count == 1 ? "" : "s");
+      bool first = true;
+      ObjThread *oldest = vm->live;
+      while (oldest && oldest->live_next) oldest = oldest->live_next;
+      for (ObjThread *t = oldest; t; t = t->live_prev, first = false) {
+        if (!first) buf_append(out, ", ", 2);
+        thread_name(out, t);
+      }
+      break;
     }
-    t->tracks[t->count++] = (Track){NULL, TRACK_DONE, 0};
+    case EV_EXIT:
+    case EV_YIELD:
+    case EV_THREAD_START:
+    case EV_THREAD_STATE:
+    case EV_COUNT:
+      break;
   }
-  Track *track = &t->tracks[thread->serial];
-  set_name(track, thread);
-  track->state = TRACK_RUNNABLE;
-  track->since = vm->now;
 }
 
-void timeline_state(VM *vm, ObjThread *thread, TrackState state) {
-  Timeline *t = vm->timeline;
-  if (!t || thread->serial >= t->count) return;
-  Track *track = &t->tracks[thread->serial];
-  if (track->state == state) return;
-  close_slice(vm, track, thread->serial);
-  track->state = state;
-  track->since = vm->now;
-}
-
-void timeline_label(VM *vm, ObjThread *thread) {
-  Timeline *t = vm->timeline;
-  if (t && thread->serial < t->count) set_name(&t->tracks[thread->serial], thread);
-}
-
-bool timeline_write(VM *vm, FILE *out) {
-  Timeline *t = timeline_of(vm);
-  fprintf(out, "{\"displayTimeUnit\": \"ns\",\n\"otherData\": {\"clock\": \"simulated time, in microseconds\"},\n"
-               "\"traceEvents\": [\n{\"ph\": \"M\", \"pid\": 1, \"name\": \"process_name\", \"args\": {\"name\": \"simvm\"}}");
-  for (int i = 0; i < t->count; i++) {
-    if (!t->tracks[i].name) continue;
-    close_slice(vm, &t->tracks[i], i);
-    t->tracks[i].state = TRACK_DONE;
-    Buffer name;
-    buf_init(&name);
-    buf_append_json(&name, t->tracks[i].name);
-    fprintf(out, ",\n{\"ph\": \"M\", \"pid\": 1, \"tid\": %d, \"name\": \"thread_name\", \"args\": {\"name\": %s}}", i,
-            buf_text(&name));
-    fprintf(out, ",\n{\"ph\": \"M\", \"pid\": 1, \"tid\": %d, \"name\": \"thread_sort_index\", \"args\": {\"sort_index\": %d}}",
-            i, i);
-    buf_free(&name);
-  }
-  fputs(buf_text(&t->events), out);
-  fputs("\n]}\n", out);
-  return !ferror(out);
-}
-
-void timeline_free(VM *vm) {
-  Timeline *t = vm->timeline;
-  if (!t) return;
-  for (int i = 0; i < t->count; i++) free(t->tracks[i].name);
-  free(t->tracks);
-  buf_free(&t->events);
-  free(t);
-  vm->timeline = NULL;
+void event_text(VM *vm, const Event *event, Buffer *out) {
+  const char *name = event_name(event);
+  buf_append(out, name, strlen(name));
+  size_t before = out->length;
+  buf_append(out, separators[event->kind], strlen(separators[event->kind]));
+  size_t after = out->length;
+  event_detail(vm, event, out);
+  if (out->length == after) buf_truncate(out, before); /* no detail: no separator either */
 }

@@ -1,37 +1,105 @@
-/* Where trace events go besides the text trace: JSON lines (--trace-json)
- * and a timeline in the Chrome trace-event format (--timeline), on
- * simulated time: a track per thread, with its delayed and blocked periods
- * as slices and every event as an instant. */
+/* Typed events: one table of kinds (vm/events.def) and one entry point,
+ * vm_event(), feeding every sink of the run.
+ *
+ * The VM reports what happens as a typed Event; nothing is formatted where
+ * it happens. vm_event() counts it and, only when some sink is active, hands
+ * it to each: the text trace (--trace), JSON lines (--trace-json), the
+ * timeline (--timeline), the profiler (--profile) and any other. A sink is
+ * one file, vm/sink_NAME.c, defining `const EventSink sink_NAME`; the build
+ * lists every such file in the registry (build/gen/sinks.h), so adding a
+ * sink touches nothing else. Sinks write through the host's callbacks
+ * (VMConfig), and render events with event_name() and event_detail(). */
 #ifndef SIMVM_EVENTS_H
 #define SIMVM_EVENTS_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "buffer.h"
+#include "object.h"
 
-#include <stdbool.h>
+typedef enum {
+#define EVENT(kind, name, class, separator, fields) EV_##kind,
+#include "events.def"
+#undef EVENT
+  EV_COUNT
+} EventKind;
 
-typedef struct VM VM;
-typedef struct ObjThread ObjThread;
-typedef struct Timeline Timeline;
-
-/* What a thread's track shows between two changes. */
+/* What a thread's timeline track shows from a THREAD_STATE event on. */
 typedef enum { TRACK_RUNNABLE, TRACK_DELAYED, TRACK_BLOCKED, TRACK_DONE } TrackState;
 
-/* One event: `text` is the event as the text trace shows it ("say \"hi\"",
- * "fork 1" ...); its first word is the event's name. */
-void events_record(VM *vm, ObjThread *thread, const char *text);
+/* One event: its kind, whose it is, and the fields its kind uses (see
+ * vm/events.def); the others are zero. Values and objects are the run's
+ * own, valid while the sinks see the event. */
+typedef struct {
+  EventKind kind;
+  ObjThread *thread;    /* whose event; NULL: the run's own (END)          */
+  bool internal;        /* the prelude's internals: --trace=user hides it  */
+  int mode;
+  int count;
+  int64_t ns;           /* nanoseconds                                     */
+  Value value;
+  ObjThread *other;
+  ObjTVar **tvars;
+  const char *text;
+  size_t length;        /* bytes of text                                   */
+} Event;
 
-/* Timeline hooks: a thread started, changed state, or was labelled. */
-void timeline_thread_start(VM *vm, ObjThread *thread);
-void timeline_state(VM *vm, ObjThread *thread, TrackState state);
-void timeline_label(VM *vm, ObjThread *thread);
+/* A sink of events. start() is called as each run starts: it returns the
+ * sink's state for the run, or NULL when it has nothing to do in it (its
+ * output was not asked for). event() sees every event of the run in order;
+ * stop() is called when the run is discarded (the next run starts, or the
+ * VM goes), with the state start() gave. */
+typedef struct {
+  const char *name;
+  void *(*start)(VM *vm);
+  void (*event)(VM *vm, void *state, const Event *event);
+  void (*stop)(VM *vm, void *state);
+} EventSink;
 
-/* Write the timeline ({"traceEvents": [...]}); open slices end at the
- * current simulated time. False on a write error. */
+/* Whether events of this kind are traced (counted, and shown by the trace
+ * sinks), rather than a thread's state changes. */
+extern const bool event_traced[EV_COUNT];
+
+/* Hand `event` to every active sink (vm_event's slow path). */
+void events_dispatch(VM *vm, const Event *event);
+
+/* Count and report an event. Free when no sink is active, but for the count. */
+#define vm_event(vm, ...)                                   \
+  do {                                                      \
+    const Event vm_event_ = {__VA_ARGS__};                  \
+    if (event_traced[vm_event_.kind]) (vm)->stats.events++; \
+    if ((vm)->sink_count) events_dispatch((vm), &vm_event_); \
+  } while (0)
+
+/* Start the sinks a run needs (at the start of every run). */
+void events_start(VM *vm);
+
+/* Stop the run's sinks (the run is discarded). */
+void events_stop(VM *vm);
+
+/* The event's name, as the trace shows it first: "fork", "takeMVar" ... */
+const char *event_name(const Event *event);
+
+/* Append the event's detail as the trace shows it after the name ("1.2",
+ * "\"hello\"", "wrote <tvar a>"); nothing for an event without one. */
+void event_detail(VM *vm, const Event *event, Buffer *out);
+
+/* Append the event as the text trace shows it: name, separator, detail. */
+void event_text(VM *vm, const Event *event, Buffer *out);
+
+/* Whether a sink of that name exists (for --sink NAME=FILE). */
+bool events_sink_exists(const char *name);
+
+/* The names of the sinks, for messages: "json, profile, text, timeline". */
+void events_sink_names(Buffer *out);
+
+/* The timeline sink's (vm/sink_timeline.c): write the last run's timeline
+ * ({"traceEvents": [...]}; open slices end at the current simulated time),
+ * false on a write error; free it. */
 bool timeline_write(VM *vm, FILE *out);
-
-/* Free the timeline's storage. */
 void timeline_free(VM *vm);
 
 #endif

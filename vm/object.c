@@ -119,9 +119,9 @@ ObjBuiltin *obj_builtin(VM *vm, const Builtin *builtin) {
   return value;
 }
 
-ObjAction *obj_action(VM *vm, uint8_t op, int argc, const Value *args) {
+ObjAction *obj_action(VM *vm, uint8_t builtin, int argc, const Value *args) {
   ObjAction *action = ALLOCATE(vm, ObjAction, (size_t)argc * sizeof(Value), OBJ_ACTION);
-  action->op = op;
+  action->builtin = builtin;
   action->argc = (uint8_t)argc;
   action->prelude = false;
   for (int i = 0; i < argc; i++) action->args[i] = args[i];

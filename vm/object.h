@@ -115,11 +115,14 @@ typedef struct {
 
 typedef struct {
   Obj obj;
-  uint8_t op;         /* a primitive opcode: OP_DELAY, OP_SAY ...          */
+  uint8_t builtin;    /* the action builtin it runs (builtin_table index), or
+                         ACTION_CALL: a suspended call of args[0]          */
   uint8_t argc;
   bool prelude;       /* built by the prelude's code (ObjProto.prelude)    */
   Value args[];
 } ObjAction;
+
+#define ACTION_CALL 0xff
 
 typedef enum {
   TIMEOUT_ARMED,      /* timer queued                                      */
@@ -236,7 +239,7 @@ typedef struct {
 #define IS_FUNCTION_CLOSURE(v) \
   (IS_CLOSURE(v) && (AS_CLOSURE(v)->proto->kind == PROTO_FUNCTION || AS_CLOSURE(v)->proto->kind == PROTO_ACTION_FN))
 /* A suspended call of an action function: args[0] is the closure. */
-#define IS_SUSPENDED_CALL(v) (IS_ACTION(v) && AS_ACTION(v)->op == OP_RUN_CALL)
+#define IS_SUSPENDED_CALL(v) (IS_ACTION(v) && AS_ACTION(v)->builtin == ACTION_CALL)
 
 /* Constructors. Each allocates through the GC funnel and may collect, so
  * every Value argument must already be reachable from a root (the stack). */
@@ -266,7 +269,7 @@ ObjProto *obj_proto(VM *vm, ProtoKind kind, const char *file, int line);
 ObjClosure *obj_closure(VM *vm, ObjProto *proto, int count);
 ObjBuiltin *obj_builtin(VM *vm, const Builtin *builtin);
 /* A primitive action: opcode `op` with `argc` arguments copied from `args`. */
-ObjAction *obj_action(VM *vm, uint8_t op, int argc, const Value *args);
+ObjAction *obj_action(VM *vm, uint8_t builtin, int argc, const Value *args);
 ObjTimeout *obj_timeout(VM *vm, ObjThread *thread);
 ObjException *obj_exception(VM *vm, ExceptionKind kind, ObjString *message);
 /* An MVar, full of `value` or (full false) empty. */

@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "interp.h"
 #include "mvar.h"
 #include "stm.h"
 
@@ -48,8 +47,7 @@ int64_t sched_deadline(int64_t now, int64_t ns) {
 void sched_block(VM *vm, ObjThread *thread, BlockReason reason) {
   thread->state = THREAD_BLOCKED;
   thread->blocked_on = reason;
-  if (vm->profile) profile_thread_block(vm, thread);
-  if (vm->config.timeline) timeline_state(vm, thread, reason == BLOCKED_DELAY ? TRACK_DELAYED : TRACK_BLOCKED);
+  vm_event(vm, .kind = EV_THREAD_STATE, .thread = thread, .mode = reason == BLOCKED_DELAY ? TRACK_DELAYED : TRACK_BLOCKED);
 }
 
 void sched_delay(VM *vm, ObjThread *thread, int64_t ns) {
@@ -86,17 +84,15 @@ void sched_disarm_timeout(VM *vm, ObjTimeout *timeout) {
   timeout->state = TIMEOUT_DISARMED;
 }
 
-void sched_wake_because(VM *vm, ObjThread *thread, const char *why) {
-  if (vm->profile) profile_thread_wake(vm, thread);
-  if (vm->config.timeline) timeline_state(vm, thread, TRACK_RUNNABLE);
+void sched_wake_by(VM *vm, ObjThread *thread, ObjTVar *by) {
+  vm_event(vm, .kind = EV_THREAD_STATE, .thread = thread, .mode = TRACK_RUNNABLE);
   thread->state = THREAD_RUNNABLE;
   thread->blocked_on = BLOCKED_NONE;
-  if (why) vm_trace(vm, thread, "wake (%s)", why);
-  else vm_trace(vm, thread, "wake");
+  vm_event(vm, .kind = EV_WAKE, .thread = thread, .value = by ? OBJ_VAL(by) : UNIT_VAL);
   sched_enqueue(vm, thread);
 }
 
-void sched_wake(VM *vm, ObjThread *thread) { sched_wake_because(vm, thread, NULL); }
+void sched_wake(VM *vm, ObjThread *thread) { sched_wake_by(vm, thread, NULL); }
 
 /* Stop whatever `thread` waits for: it was thrown an exception. */
 static void cancel_wait(VM *vm, ObjThread *thread) {
@@ -126,8 +122,7 @@ static void cancel_wait(VM *vm, ObjThread *thread) {
     case BLOCKED_NONE:
       break;
   }
-  if (vm->profile) profile_thread_wake(vm, thread);
-  if (vm->config.timeline) timeline_state(vm, thread, TRACK_RUNNABLE);
+  vm_event(vm, .kind = EV_THREAD_STATE, .thread = thread, .mode = TRACK_RUNNABLE);
   thread->state = THREAD_RUNNABLE;
   thread->blocked_on = BLOCKED_NONE;
   thread->interrupted = true;
@@ -168,8 +163,8 @@ Value sched_take_pending(VM *vm, ObjThread *thread) {
   /* a timeout counts as fired when its interrupt is raised, not when it is
    * queued: one withdrawn before (its action finished, or a newer interrupt
    * replaced it) never shows */
-  if (IS_TIMEOUT(first.exception)) vm_trace(vm, thread, "timeout fired");
-  interp_note_raise(vm, thread, first.exception, first.from);
+  if (IS_TIMEOUT(first.exception)) vm_event(vm, .kind = EV_TIMEOUT_FIRED, .thread = thread);
+  thread_note_raise(vm, thread, first.exception, first.from);
   if (waits_to_throw_to(first.thrower, thread)) {
     first.thrower->wait_object = NULL;
     sched_wake(vm, first.thrower);
@@ -289,7 +284,7 @@ static void describe_place(VM *vm, Buffer *out, const ObjThread *t) {
     for (int i = t->frame_count - 1; i >= 0; i--) {
       const ObjProto *proto;
       int line;
-      if (!interp_frame_location(vm, &t->frames[i], &proto, &line)) continue;
+      if (!thread_frame_location(vm, &t->frames[i], &proto, &line)) continue;
       if (pass == 0 && proto->prelude) continue;
       buf_printf(out, " at %s:%d", proto->file, line);
       return;
@@ -504,17 +499,7 @@ SimStatus sched_main_ended(VM *vm, SimStatus status) {
   if (!vm->live) return status;
   int count = 0;
   for (ObjThread *t = vm->live; t; t = t->live_next) count++;
-  if (traced(vm)) {
-    Buffer names;
-    buf_init(&names);
-    for (ObjThread *t = oldest_live(vm); t; t = t->live_prev) {
-      if (names.length) buf_append(&names, ", ", 2);
-      thread_name(&names, t);
-    }
-    vm_trace(vm, NULL, "end: main %s with %d thread%s still alive: %s", status == SIM_OK ? "finished" : "died",
-             count, count == 1 ? "" : "s", names.data);
-    buf_free(&names);
-  }
+  vm_event(vm, .kind = EV_END, .mode = status, .count = count);
   if (status != SIM_OK || !vm->config.strict_shutdown) return status;
   /* io-sim's runSimStrictShutdown: a main that leaves threads behind fails */
   Buffer out;

@@ -38,8 +38,9 @@ void sched_disarm_timeout(VM *vm, ObjTimeout *timeout);
 /* Make a blocked thread runnable again (trace: wake) at the back of the queue. */
 void sched_wake(VM *vm, ObjThread *thread);
 
-/* The same, with the cause in the trace: "wake (by <tvar x>)". */
-void sched_wake_because(VM *vm, ObjThread *thread, const char *why);
+/* The same, woken by a write to `by` (NULL: by nothing in particular), as
+ * the trace shows: "wake (by <tvar x>)". */
+void sched_wake_by(VM *vm, ObjThread *thread, ObjTVar *by);
 
 /* Throw an asynchronous exception to `target` (io-sim's throwTo). A finished
  * target ignores it. An unmasked target, or an interruptibly masked one that

@@ -19,6 +19,8 @@
 #include "../lang/source.h"
 #include "builtins.h"
 
+#define VM_MAX_SINKS 8
+
 /* A run-queue entry: a thread to resume, or (timeout set) the interrupt of a
  * fired timeout, queued behind the threads woken at the same instant as io-sim
  * forks a thread to throw it. */
@@ -78,7 +80,7 @@ struct VM {
   ObjClosure *atomically_closure; /* the body of atomically(stm)                 */
   ObjClosure *prelude_catch;    /* the same three for calls made by the prelude's */
   ObjClosure *prelude_mask;     /* code: their events are internal (their protos  */
-  ObjClosure *prelude_atomically; /* are marked `prelude`; see vm_trace_internal) */
+  ObjClosure *prelude_atomically; /* are marked `prelude`: their events are internal) */
   ObjClosure *or_else_closure;  /* the body of orElse(a, b)                      */
   ObjClosure *resume_closure;   /* -O0: [BIND, RESUME] stands for a heap continuation */
   ObjException *retry_signal;   /* raised by retry(), caught by orElse/atomically */
@@ -117,9 +119,13 @@ struct VM {
   uint64_t steps;          /* instructions executed                     */
   VMStats stats;           /* counters of the current run               */
   Profile *profile;        /* per-instruction figures, with config.profile */
-  struct Timeline *timeline; /* with config.timeline (vm/events.c)      */
+  struct Timeline *timeline; /* with config.timeline (vm/sink_timeline.c) */
+  const EventSink *sinks[VM_MAX_SINKS]; /* the run's active sinks (vm/events.h) */
+  void *sink_states[VM_MAX_SINKS];
+  int sink_count;
   int thread_serial;       /* threads created this run: their timeline tracks */
   Value result;
+  SimStatus halt_status;   /* how the run ends when a primitive stops it (vm/prim.h) */
   char error[512];         /* message of the runtime error being raised */
   bool has_error;
   bool heap_exceeded;      /* set by the allocator past max_heap; the loop stops */
@@ -163,25 +169,6 @@ bool vm_trace_room(VM *vm, int which, size_t bytes);
 /* Report a formatted message on write_error. */
 void vm_report(VM *vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Emit one trace line for `thread` (NULL: the scheduler) at the current time,
- * if tracing is on; counts the event either way. */
-void vm_trace(VM *vm, ObjThread *thread, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-/* The same for an event that may be one of the prelude's internals (the
- * masking of bracket, the commits of the async library ...): when
- * `internal`, the text trace shows it only with trace_all (--trace=all).
- * JSON lines and the timeline have every event; every event is counted. */
-void vm_trace_internal(VM *vm, ObjThread *thread, bool internal, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-/* For events whose text is costly to build: true when it will be printed,
- * in which case the caller calls vm_trace (which counts it); otherwise the
- * event is counted here. */
-static inline bool traced(VM *vm) {
-  if ((vm->config.trace && vm->config.write_trace) || vm->config.write_trace_json || vm->config.timeline) return true;
-  vm->stats.events++;
-  return false;
-}
 
 /* Render `value` as show() does into a growable buffer (vm/buffer.h). */
 /* quote: render strings with quotes and escapes (inside lists, records). */

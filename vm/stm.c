@@ -99,12 +99,7 @@ int stm_wake_readers(VM *vm, ObjTVar **written, int count) {
   }
   for (int i = 0; i < woken_count; i++) {
     stm_cancel_wait(woken[i].thread);
-    Buffer why;
-    buf_init(&why);
-    buf_append(&why, "by ", 3);
-    value_show(&why, OBJ_VAL(woken[i].by), false);
-    sched_wake_because(vm, woken[i].thread, buf_text(&why));
-    buf_free(&why);
+    sched_wake_by(vm, woken[i].thread, woken[i].by);
   }
   free(woken);
   return woken_count;
@@ -168,16 +163,7 @@ int stm_commit(VM *vm, ObjThread *thread, bool internal) {
   thread->in_transaction = false;
   thread->undo_count = 0;
   thread->read_count = 0;
-  if (traced(vm)) {
-    Buffer text;
-    buf_init(&text);
-    if (count) {
-      buf_append(&text, ": wrote ", 8);
-      stm_describe(&text, written, count);
-    }
-    vm_trace_internal(vm, thread, internal, "committed%s", text.data ? text.data : "");
-    buf_free(&text);
-  }
+  vm_event(vm, .kind = EV_COMMITTED, .thread = thread, .internal = internal, .tvars = written, .count = count);
   int woken = stm_wake_readers(vm, written, count);
   free(written);
   return woken;
@@ -189,11 +175,5 @@ void stm_block(VM *vm, ObjThread *thread) {
   sched_block(vm, thread, BLOCKED_STM);
   thread->block_seq = ++vm->block_counter;
   for (int i = 0; i < thread->read_count; i++) add_waiter(thread->reads[i], thread);
-  if (traced(vm)) {
-    Buffer text;
-    buf_init(&text);
-    stm_describe(&text, thread->reads, thread->read_count);
-    vm_trace(vm, thread, "retry: blocked on %s", thread->read_count ? text.data : "nothing");
-    buf_free(&text);
-  }
+  vm_event(vm, .kind = EV_RETRY, .thread = thread, .tvars = thread->reads, .count = thread->read_count);
 }

@@ -48,8 +48,7 @@ ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
 
   thread->profile_index = -1;
   thread->serial = vm->thread_serial++;
-  if (vm->profile) profile_thread_start(vm, thread);
-  if (vm->config.timeline) timeline_thread_start(vm, thread);
+  vm_event(vm, .kind = EV_THREAD_START, .thread = thread);
 
   /* The base frame runs the action: [BIND, THREAD_EXIT] with it in slot 0. */
   *thread->sp++ = action;
@@ -192,8 +191,7 @@ void thread_release(VM *vm, ObjThread *thread) {
   thread->blocked_on = BLOCKED_NONE;
   if (timer_is_set(&thread->delay_timer)) vm->stats.timers_cancelled++;
   timer_heap_remove(&vm->timers, &thread->delay_timer);
-  if (vm->profile && thread->profile_index >= 0) profile_thread_end(vm, thread);
-  if (vm->config.timeline) timeline_state(vm, thread, TRACK_DONE);
+  vm_event(vm, .kind = EV_THREAD_STATE, .thread = thread, .mode = TRACK_DONE);
   free_stacks(vm, thread);
   free(thread->pending);
   free(thread->undo);
@@ -239,4 +237,40 @@ void thread_id(Buffer *out, const ObjThread *thread) {
 void thread_name(Buffer *out, const ObjThread *thread) {
   thread_id(out, thread);
   if (thread->label) buf_printf(out, " (%s)", thread->label->chars);
+}
+
+bool thread_frame_location(VM *vm, const CallFrame *frame, const ObjProto **proto, int *line) {
+  const ObjClosure *closure = frame->closure;
+  const uint8_t *ip = frame->ip;
+  if (closure == vm->resume_closure) { /* -O0: where the continuation goes on */
+    const ObjContinuation *cont = AS_CONTINUATION(frame->slots[0]);
+    closure = cont->closure;
+    ip = cont->ip;
+  }
+  *proto = closure->proto;
+  if ((*proto)->kind == PROTO_INTERNAL || (*proto)->line == 0) return false; /* the VM's own code */
+  const Chunk *chunk = &(*proto)->chunk;
+  int offset = (int)(ip - chunk->code) - 1;
+  if (offset < 0) offset = 0;
+  *line = chunk->count ? chunk->lines[offset] : 0;
+  return true;
+}
+
+void thread_note_raise(VM *vm, ObjThread *thread, Value exc, ObjThread *from) {
+  Value last = thread->raised_value;
+  if (!from && exc.type == last.type && (IS_OBJ(exc) ? AS_OBJ(exc) == AS_OBJ(last) : value_equal(exc, last))) return;
+  thread->raised_by = from;
+  thread->raised_value = exc;
+  thread->raise_file = NULL;
+  /* the innermost frame of the script's own code (the prelude's would
+   * only confuse: a bracket or finally is not where things went wrong) */
+  for (int i = thread->frame_count - 1; i >= 0; i--) {
+    const ObjProto *proto;
+    int line;
+    if (!thread_frame_location(vm, &thread->frames[i], &proto, &line)) continue;
+    if (proto->prelude) continue;
+    thread->raise_file = proto->file;
+    thread->raise_line = line;
+    break;
+  }
 }

@@ -159,6 +159,15 @@ void thread_release(VM *vm, ObjThread *thread);
 /* Free the thread's arrays; called by the GC sweep. */
 void thread_free(VM *vm, ObjThread *thread);
 
+/* The script position of a frame, "what the user would call it": false for
+ * the VM's own frames; a -O0 continuation frame reports the frame it holds. */
+bool thread_frame_location(VM *vm, const CallFrame *frame, const ObjProto **proto, int *line);
+
+/* `thread` raises `exc`, thrown by `from` (NULL: by itself): remember who
+ * and where, for the report if it dies of it. Raising again the exception
+ * it last raised itself (a handler passing it on) changes nothing. */
+void thread_note_raise(VM *vm, ObjThread *thread, Value exc, ObjThread *from);
+
 /* Append the id: "main", "1", "1.2". */
 void thread_id(Buffer *out, const ObjThread *thread);
 

@@ -262,14 +262,11 @@ static void show_leaf(Buffer *buf, Value value, bool quote) {
       return;
     case OBJ_BUILTIN: buf_printf(buf, "<fn %s>", AS_BUILTIN(value)->builtin->name); return;
     case OBJ_ACTION: {
-      const char *name = "?";
-      if (AS_ACTION(value)->op == OP_RUN_CALL) {
+      if (IS_SUSPENDED_CALL(value)) {
         buf_printf(buf, "<action %s(...)>", obj_callable_name(AS_ACTION(value)->args[0]));
         return;
       }
-      for (int i = 0; i < builtin_count; i++)
-        if (builtin_table[i].op == AS_ACTION(value)->op) name = builtin_table[i].name;
-      buf_printf(buf, "<action %s>", name);
+      buf_printf(buf, "<action %s>", builtin_table[AS_ACTION(value)->builtin].name);
       return;
     }
     case OBJ_THREAD:

@@ -27,7 +27,8 @@ bool verify_stack_effect(uint8_t op, int operand, int *pops, int *effect) {
       *pops = operand + 1; *effect = -operand; break;
     case OP_RETURN: *effect = -1; break;
     case OP_ACTION:
-      if (operand < builtin_count && builtin_table[operand].op >= 0) {
+    case OP_PRIM:
+      if (operand < builtin_count && builtin_is_action(&builtin_table[operand])) {
         *pops = builtin_table[operand].arity;
         *effect = 1 - *pops;
       }
@@ -97,7 +98,8 @@ bool verify_proto(VM *vm, const ObjProto *proto, bool top_level, char *error, si
       switch (op) {
         case OP_CALL_BIND: if (next >= n || chunk->code[next] != OP_BIND) why = "CALL_BIND not followed by BIND"; break;
         case OP_TAIL_BIND: if (next >= n || chunk->code[next] != OP_RETURN) why = "TAIL_BIND not followed by RETURN"; break;
-        case OP_ACTION: if (operand >= builtin_count || builtin_table[operand].op < 0) why = "ACTION of a builtin that is not an action"; break;
+        case OP_ACTION: if (operand >= builtin_count || !builtin_is_action(&builtin_table[operand])) why = "ACTION of a builtin that is not an action"; break;
+        case OP_PRIM: if (operand >= builtin_count || !builtin_is_action(&builtin_table[operand])) why = "PRIM of a builtin that is not an action"; break;
         case OP_CONST:
           if (operand >= k->count) why = "a constant out of range";
           else if (IS_PROTO(k->values[operand])) why = "CONST of a prototype (only CLOSURE may use one)";

@@ -32,46 +32,6 @@ void vm_report(VM *vm, const char *fmt, ...) {
   vm->config.write_error(vm->config.user, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1);
 }
 
-static void trace_event(VM *vm, ObjThread *thread, bool text, const char *fmt, va_list ap) {
-  vm->stats.events++;
-  if (!text && !vm->config.write_trace_json && !vm->config.timeline) return;
-  Buffer event;
-  buf_init(&event);
-  buf_vprintf(&event, fmt, ap);
-  if (text) {
-    Buffer line, when, name;
-    buf_init(&line);
-    buf_init(&when);
-    buf_init(&name);
-    duration_show(&when, vm->now);
-    if (thread) thread_name(&name, thread);
-    else buf_append(&name, "-", 1);
-    buf_printf(&line, "%10s  %-12s %s\n", buf_text(&when), buf_text(&name), buf_text(&event));
-    vm_work(vm, line.length);
-    if (vm_trace_room(vm, 0, line.length)) vm->config.write_trace(vm->config.user, line.data, line.length);
-    buf_free(&line);
-    buf_free(&when);
-    buf_free(&name);
-  }
-  if (vm->config.write_trace_json || vm->config.timeline) events_record(vm, thread, buf_text(&event));
-  buf_free(&event);
-}
-
-void vm_trace(VM *vm, ObjThread *thread, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  trace_event(vm, thread, vm->config.trace && vm->config.write_trace, fmt, ap);
-  va_end(ap);
-}
-
-void vm_trace_internal(VM *vm, ObjThread *thread, bool internal, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  bool text = vm->config.trace && vm->config.write_trace && (vm->config.trace_all || !internal);
-  trace_event(vm, thread, text, fmt, ap);
-  va_end(ap);
-}
-
 /* ---- stopping ---- */
 
 void vm_update_stop(VM *vm) {
@@ -188,11 +148,11 @@ static ObjClosure *make_timeout(VM *vm) {
 }
 
 /* catch(act, handler): slots 0 and 1 hold them; the handler's code starts
- * with the exception in slot 2, and runs handler(e) under WITH_MASK. */
+ * with the exception in slot 2, and runs handler(e) under withMaskingState. */
 static ObjClosure *make_catch(VM *vm) {
   return INTERNAL(vm, "catch", 6, 4, 2, OP_GET_LOCAL, 0, OP_BIND, OP_RETURN,
-                  /* 4: handler */ OP_CATCH_HANDLER, OP_GET_LOCAL, 1, OP_GET_LOCAL, 2, OP_CALL, 1, OP_WITH_MASK,
-                  OP_RETURN);
+                  /* 4: handler */ OP_CATCH_HANDLER, OP_GET_LOCAL, 1, OP_GET_LOCAL, 2, OP_CALL, 1, OP_PRIM,
+                  BUILTIN_withMaskingState, OP_RETURN);
 }
 
 /* withMaskingState(state, act): slot 0 the state (an int), slot 1 the
@@ -265,6 +225,7 @@ VM *vm_new(const VMConfig *config) {
 
 void vm_free(VM *vm) {
   if (!vm) return;
+  events_stop(vm);
   /* the heap points into objects about to be freed: empty it first */
   timer_heap_clear(&vm->timers);
   gc_free_all(vm);
@@ -339,6 +300,7 @@ static Value main_action(VM *vm, int index) {
 
 /* Empty the scheduler: the threads, timers and run queue a run left. */
 static void reset_scheduler(VM *vm) {
+  events_stop(vm); /* the run's sinks see nothing of its end */
   while (vm->live) thread_release(vm, vm->live);
   timer_heap_clear(&vm->timers);
   vm->run_queue.count = 0;
@@ -359,10 +321,10 @@ static SimStatus simulate(VM *vm, Value action) {
   vm->heap_exceeded = false;
   vm->timer_seq = vm->transaction_counter = vm->block_counter = 0;
   memset(&vm->stats, 0, sizeof vm->stats);
-  timeline_free(vm);
   vm->thread_serial = 0;
   profile_free(vm->profile);
   vm->profile = vm->config.profile ? profile_new() : NULL;
+  events_start(vm);
   vm->main_thread = thread_new(vm, NULL, action);
   sched_enqueue(vm, vm->main_thread);
   return interp_run(vm);

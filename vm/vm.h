@@ -46,7 +46,7 @@ typedef struct {
   void *user;
   bool trace;            /* emit the full event trace (say events included) */
   bool trace_all;        /* ... prelude internals too (--trace=all); by default the
-                            text trace hides them (vm_trace_prelude)        */
+                            text trace hides those events                    */
   uint64_t max_steps;    /* instructions; 0: no limit                       */
   uint64_t max_work;     /* instructions plus the work done in C inside them
                             (roughly bytes copied, hashed or shown, list cells

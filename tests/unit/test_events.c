@@ -153,33 +153,37 @@ static void test_json_lines(void **state) {
   unit_vm_free(u);
 }
 
-/* events_record directly: "died:" loses its colon, a thread-less event has
- * a null thread and is left off the timeline, control bytes are escaped. */
-static void test_record_direct(void **state) {
+/* Events made directly: a death's detail stays on one line (its control
+ * bytes escaped), a thread-less event has a null thread and is left off the
+ * timeline, an event without a detail has an empty one. */
+static void test_events_direct(void **state) {
   (void)state;
   UnitVM *u = events_vm(true, true);
   VM *vm = u->vm;
   vm->gc_paused++;
   vm->now = 1500;
+  events_start(vm);
   ObjThread *t = thread_new(vm, NULL, UNIT_VAL);
   ObjThread *c = thread_new(vm, t, UNIT_VAL);
   c->label = obj_cstring(vm, "a\"b");
-  events_record(vm, c, "died: boom\n");
-  events_record(vm, NULL, "deadlock");
-  events_record(vm, t, "x");
+  vm_event(vm, .kind = EV_DIED, .thread = c, .value = OBJ_VAL(obj_cstring(vm, "boom\n")));
+  vm_event(vm, .kind = EV_END, .mode = SIM_OK, .count = 2);
+  vm_event(vm, .kind = EV_EXIT, .thread = t);
+  assert_int_equal(vm_events(vm), 3); /* the threads' starts are not traced events */
   assert_text_equal(unit_text(&u->trace),
-                    "{\"time_ns\": 1500, \"thread\": \"1\", \"label\": \"a\\\"b\", \"event\": \"died\", \"detail\": \"boom\\u000a\"}\n"
-                    "{\"time_ns\": 1500, \"thread\": null, \"label\": null, \"event\": \"deadlock\", \"detail\": \"\"}\n"
-                    "{\"time_ns\": 1500, \"thread\": \"main\", \"label\": null, \"event\": \"x\", \"detail\": \"\"}\n");
+                    "{\"time_ns\": 1500, \"thread\": \"1\", \"label\": \"a\\\"b\", \"event\": \"died\", \"detail\": \"\\\"boom\\\\n\\\"\"}\n"
+                    "{\"time_ns\": 1500, \"thread\": null, \"label\": null, \"event\": \"end\", \"detail\": \"main finished with 2 threads still alive: main, 1 (a\\\"b)\"}\n"
+                    "{\"time_ns\": 1500, \"thread\": \"main\", \"label\": null, \"event\": \"exit\", \"detail\": \"\"}\n");
   vm->now = 4000;
   char *text = timeline_text(u);
   assert_text_equal(text, HEADER TRACK(0, "\"main\"") TRACK(1, "\"1\"")
-                    INSTANT(1, "1.500", "died", "boom\\u000a")
-                    INSTANT(0, "1.500", "x", "")
+                    INSTANT(1, "1.500", "died", "\\\"boom\\\\n\\\"")
+                    INSTANT(0, "1.500", "exit", "")
                     SLICE(0, "1.500", "2.500", "runnable")
                     SLICE(1, "1.500", "2.500", "runnable")
                     "\n]}\n");
   free(text);
+  events_stop(vm);
   vm->gc_paused--;
   unit_vm_free(u);
 }
@@ -189,7 +193,7 @@ int main(void) {
       cmocka_unit_test(test_timeline_delays),
       cmocka_unit_test(test_timeline_blocked_and_open),
       cmocka_unit_test(test_json_lines),
-      cmocka_unit_test(test_record_direct),
+      cmocka_unit_test(test_events_direct),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,27 +44,35 @@ static void test_vm_only_opcodes(void **state) {
   (void)state;
   /* the opcodes of the VM's own prototypes, never in compiled scripts */
   const OpCode vm_only[] = {OP_THREAD_EXIT, OP_TIMEOUT_ARM, OP_TIMEOUT_CATCH, OP_CATCH_HANDLER, OP_MASK_PUSH,
-                            OP_TX_BEGIN,    OP_TX_ABORT,    OP_OR_ELSE_CATCH, OP_RESUME,        OP_RUN_CALL};
+                            OP_TX_BEGIN,    OP_TX_ABORT,    OP_OR_ELSE_CATCH, OP_RESUME};
   for (size_t i = 0; i < sizeof vm_only / sizeof vm_only[0]; i++) assert_true(opcode_info[vm_only[i]].vm_only);
-  const OpCode script[] = {OP_BIND, OP_TAIL_BIND, OP_CALL_BIND, OP_DELAY, OP_ATOMICALLY, OP_CATCH, OP_CONST};
+  const OpCode script[] = {OP_BIND, OP_TAIL_BIND, OP_CALL_BIND, OP_DELAY, OP_SAY, OP_PRIM, OP_CONST};
   for (size_t i = 0; i < sizeof script / sizeof script[0]; i++) assert_false(opcode_info[script[i]].vm_only);
 }
 
-/* Every builtin action names a script-level opcode that reads its arguments. */
+/* Every builtin is a native or an action with a function; an action runs
+ * by PRIM or by a script-level opcode of its own that reads its arguments;
+ * arities fit the argument-type columns. */
 static void test_builtin_actions(void **state) {
   (void)state;
+  assert_int_equal(builtin_count, BUILTIN_COUNT);
   for (int i = 0; i < builtin_count; i++) {
     const Builtin *b = &builtin_table[i];
-    if (b->op < 0) {
+    assert_true(b->arity >= 0 && b->arity <= BUILTIN_MAX_ARGS);
+    if (!builtin_is_action(b)) {
       assert_non_null(b->native);
+      assert_int_equal(b->op, -1);
       continue;
     }
     assert_null(b->native);
     assert_true(b->op < OP_COUNT);
     assert_false(opcode_info[b->op].vm_only);
+    if (b->op == OP_PRIM) continue;
     assert_int_equal(opcode_info[b->op].operand, OPERAND_NONE);
     assert_int_equal(opcode_info[b->op].pops, b->arity);
   }
+  assert_int_equal(builtin_table[BUILTIN_delay].op, OP_DELAY);
+  assert_string_equal(builtin_table[BUILTIN_say].name, "say");
 }
 
 int main(void) {

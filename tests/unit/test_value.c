@@ -212,7 +212,7 @@ static void test_equal_by_identity(void **state) {
   assert_true(value_equal(c1, c1));
   assert_false(value_equal(c1, c2));
   Value args[] = {DURATION_VAL(1000)};
-  Value a1 = OBJ_VAL(obj_action(vm, OP_DELAY, 1, args)), a2 = OBJ_VAL(obj_action(vm, OP_DELAY, 1, args));
+  Value a1 = OBJ_VAL(obj_action(vm, BUILTIN_delay, 1, args)), a2 = OBJ_VAL(obj_action(vm, BUILTIN_delay, 1, args));
   assert_true(value_equal(a1, a1));
   assert_false(value_equal(a1, a2));
 }
@@ -286,7 +286,7 @@ static void test_type_names(void **state) {
   assert_string_equal(value_type_name(OBJ_VAL(obj_closure(vm, fn, 0))), "function");
   assert_string_equal(value_type_name(OBJ_VAL(obj_closure(vm, block, 0))), "action");
   assert_string_equal(value_type_name(OBJ_VAL(obj_builtin(vm, builtin_find("show")))), "function");
-  assert_string_equal(value_type_name(OBJ_VAL(obj_action(vm, OP_YIELD, 0, NULL))), "action");
+  assert_string_equal(value_type_name(OBJ_VAL(obj_action(vm, BUILTIN_yield, 0, NULL))), "action");
   assert_string_equal(value_type_name(OBJ_VAL(obj_exception(vm, EXC_KILLED, NULL))), "exception");
   ObjThread *t = thread_new(vm, NULL, UNIT_VAL);
   assert_string_equal(value_type_name(OBJ_VAL(t)), "thread");
@@ -421,11 +421,11 @@ static void test_show_callables_and_actions(void **state) {
   assert_shows(OBJ_VAL(obj_builtin(vm, builtin_find("show"))), "<fn show>");
   assert_shows(OBJ_VAL(obj_builtin(vm, builtin_find("delay"))), "<fn delay>");
   Value d[] = {DURATION_VAL(1000)};
-  assert_shows(OBJ_VAL(obj_action(vm, OP_DELAY, 1, d)), "<action delay>");
+  assert_shows(OBJ_VAL(obj_action(vm, BUILTIN_delay, 1, d)), "<action delay>");
   Value x[] = {INT_VAL(1)};
-  assert_shows(OBJ_VAL(obj_action(vm, OP_PURE, 1, x)), "<action pure>");
-  assert_shows(OBJ_VAL(obj_action(vm, OP_MY_THREAD_ID, 0, NULL)), "<action myThreadId>");
-  assert_shows(LIST(vm, OBJ_VAL(obj_action(vm, OP_YIELD, 0, NULL))), "[<action yield>]");
+  assert_shows(OBJ_VAL(obj_action(vm, BUILTIN_pure, 1, x)), "<action pure>");
+  assert_shows(OBJ_VAL(obj_action(vm, BUILTIN_myThreadId, 0, NULL)), "<action myThreadId>");
+  assert_shows(LIST(vm, OBJ_VAL(obj_action(vm, BUILTIN_yield, 0, NULL))), "[<action yield>]");
 }
 
 static void test_show_exceptions(void **state) {

@@ -100,7 +100,7 @@ static void test_unknown_opcode(void **state) {
 static void test_vm_only_opcode(void **state) {
   VM *vm = ((UnitVM *)*state)->vm;
   assert_verdict(vm, FN(OP_TX_BEGIN, OP_UNIT, OP_RETURN), "f (t.sim:1): an opcode only the VM may use at offset 0");
-  assert_verdict(vm, FN(OP_UNIT, OP_RUN_CALL, OP_RETURN), "f (t.sim:1): an opcode only the VM may use at offset 1");
+  assert_verdict(vm, FN(OP_UNIT, OP_RESUME, OP_RETURN), "f (t.sim:1): an opcode only the VM may use at offset 1");
 }
 
 static void test_cut_off_instruction(void **state) {
@@ -121,7 +121,11 @@ static void test_stack_effects_known(void **state) {
     if (known) assert_true(pops >= 0 && pops < 1000 && effect > -1000 && effect < 1000);
   }
   int pops, effect;
-  assert_false(verify_stack_effect(OP_RUN_CALL, 0, &pops, &effect));
+  assert_false(verify_stack_effect(OP_RESUME, 0, &pops, &effect));
+  assert_false(verify_stack_effect(OP_PRIM, BUILTIN_show, &pops, &effect)); /* not an action */
+  assert_true(verify_stack_effect(OP_PRIM, BUILTIN_putMVar, &pops, &effect));
+  assert_int_equal(pops, 2);
+  assert_int_equal(effect, -1);
   assert_true(verify_stack_effect(OP_RECORD, 3, &pops, &effect));
   assert_int_equal(pops, 6);
   assert_int_equal(effect, -5);

@@ -1,0 +1,31 @@
+/* Value operations out of the dispatch loop (vm/ops.c). Each computes
+ * into *out, or sets the runtime error (rt_error) and returns false. They
+ * may allocate: the operands must be rooted (they are on the stack). */
+#ifndef SIMVM_OPS_H
+#define SIMVM_OPS_H
+
+#include "state.h"
+
+/* a OP b for OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD: ints (overflow is an
+ * error; INT64_MIN % -1 is 0), floats and ints mixed, durations (d+d, d-d,
+ * n*d, d*n, d/n, d/d an int, d%d). */
+bool ops_arith(VM *vm, OpCode op, Value a, Value b, Value *out);
+
+/* -1, 0, 1 (or 2: unordered, a NaN) into *order; false when a and b cannot
+ * be ordered at all. Strings compare bytewise, charged as work. */
+bool ops_compare(VM *vm, Value a, Value b, int *order);
+
+/* a ++ b for two strings (copied once, not interned) or two lists (a's
+ * cells copied onto b). */
+bool ops_concat(VM *vm, Value a, Value b, Value *out);
+
+/* -a for ints, floats and durations. */
+bool ops_negate(VM *vm, Value a, Value *out);
+
+/* The field `name` (interned) of record `object`. */
+bool ops_field(VM *vm, Value object, ObjString *name, Value *out);
+
+/* object[index]: a list element by int, or a record field by name. */
+bool ops_index(VM *vm, Value object, Value index, Value *out);
+
+#endif

@@ -1,0 +1,88 @@
+/* Primitives of exceptions and masking: pure, throw, catch,
+ * withMaskingState, getMaskingState, and the instructions of the catch and
+ * mask prototypes (see prim.h). */
+#include <string.h>
+
+#include "prim.h"
+#include "sched.h"
+
+PrimResult prim_pure(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  (void)vm;
+  (void)by_prelude;
+  return prim_return(thread, args, args[0]);
+}
+
+PrimResult prim_throw(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  Value exc = args[0];
+  thread_note_raise(vm, thread, exc, NULL);
+  vm_event(vm, .kind = EV_THROW, .thread = thread, .internal = by_prelude, .value = exc);
+  return prim_raise(thread, args, exc);
+}
+
+PrimResult prim_catch(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  return prim_enter(vm, thread, by_prelude ? vm->prelude_catch : vm->catch_closure, args);
+}
+
+/* The masking state named by a string, or -1. */
+static int mask_from_name(Value name) {
+  if (!IS_STRING(name)) return -1;
+  for (int i = 0; i < 3; i++)
+    if (strcmp(AS_CSTRING(name), mask_names[i]) == 0) return i;
+  return -1;
+}
+
+PrimResult prim_with_mask(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  /* the prelude passes the state it saved as an int: only 0 to 2 are states */
+  int64_t given = IS_INT(args[0]) ? AS_INT(args[0]) : -1;
+  int state = given >= MASK_NONE && given <= MASK_UNINTERRUPTIBLE ? (int)given : mask_from_name(args[0]);
+  if (state < 0) {
+    rt_error(vm, "withMaskingState needs \"Unmasked\", \"MaskedInterruptible\" or \"MaskedUninterruptible\"");
+    return PRIM_ERROR;
+  }
+  if (!IS_RUNNABLE(args[1])) {
+    rt_error(vm, "withMaskingState needs an action to run, not %s", value_type_name(args[1]));
+    return PRIM_ERROR;
+  }
+  args[0] = INT_VAL(state);
+  return prim_enter(vm, thread, by_prelude ? vm->prelude_mask : vm->mask_closure, args);
+}
+
+PrimResult prim_get_mask(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  (void)by_prelude;
+  ObjString *name = obj_cstring(vm, mask_names[thread->mask]);
+  return prim_return(thread, args, OBJ_VAL(name));
+}
+
+/* catch's handler: slot 2 holds the exception (any, a timeout's interrupt
+ * included, as in GHC); the handler runs with exceptions masked, at least
+ * interruptibly, so push the masking state WITH_MASK will set. */
+PrimResult op_catch_handler(VM *vm, ObjThread *thread, CallFrame *frame) {
+  vm_event(vm, .kind = EV_CAUGHT, .thread = thread, .internal = frame->closure->proto->prelude, .value = thread->sp[-1]);
+  *thread->sp++ = INT_VAL(thread->mask == MASK_NONE ? MASK_INTERRUPTIBLE : thread->mask);
+  return PRIM_NEXT;
+}
+
+/* withMaskingState's prototype: slot 0 the state (an int), slot 1 the
+ * action, slot 2 the state to restore, pushed here. */
+PrimResult op_mask_push(VM *vm, ObjThread *thread, CallFrame *frame) {
+  *thread->sp++ = INT_VAL(thread->mask);
+  prim_set_mask(vm, thread, (MaskState)AS_INT(frame->slots[0]), frame->closure->proto->prelude);
+  return PRIM_NEXT;
+}
+
+/* The action finished: restore the state; an exception that waited for the
+ * thread to unmask is raised now. */
+PrimResult op_mask_pop(VM *vm, ObjThread *thread, CallFrame *frame) {
+  prim_set_mask(vm, thread, (MaskState)AS_INT(frame->slots[2]), frame->closure->proto->prelude);
+  if (thread->mask == MASK_NONE && thread->pending_count) {
+    *thread->sp++ = sched_take_pending(vm, thread);
+    return PRIM_RAISE;
+  }
+  return PRIM_NEXT;
+}
+
+/* The handler: restore the state and go on unwinding. */
+PrimResult op_mask_unwind(VM *vm, ObjThread *thread, CallFrame *frame) {
+  prim_set_mask(vm, thread, (MaskState)AS_INT(frame->slots[2]), frame->closure->proto->prelude);
+  return PRIM_RAISE;
+}

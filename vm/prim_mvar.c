@@ -1,0 +1,77 @@
+/* Primitives of MVars (the hand-off rules are vm/mvar.c's; see prim.h). */
+#include "mvar.h"
+#include "prim.h"
+
+PrimResult prim_new_mvar(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  (void)by_prelude;
+  ObjMVar *mvar = obj_mvar(vm, true, args[0]);
+  return prim_return(thread, args, OBJ_VAL(mvar));
+}
+
+PrimResult prim_new_empty_mvar(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  (void)by_prelude;
+  ObjMVar *mvar = obj_mvar(vm, false, UNIT_VAL);
+  return prim_return(thread, args, OBJ_VAL(mvar));
+}
+
+/* takeMVar and readMVar: the value now, or park until a put hands it over
+ * (the stack's placeholder is replaced by it). */
+static PrimResult take_or_read(VM *vm, ObjThread *thread, Value *args, BlockReason reason) {
+  ObjMVar *mvar = AS_MVAR(args[0]);
+  Value value;
+  if (reason == BLOCKED_TAKE ? mvar_try_take(vm, mvar, &value) : mvar_try_read(mvar, &value))
+    return prim_return(thread, args, value);
+  PrimResult result;
+  if (prim_interrupted(vm, thread, args, &result)) return result;
+  args[0] = UNIT_VAL;
+  thread->sp = args + 1;
+  mvar_wait(vm, mvar, thread, reason, UNIT_VAL);
+  vm_event(vm, .kind = EV_MVAR_BLOCKED, .thread = thread, .mode = reason, .value = OBJ_VAL(mvar));
+  return PRIM_SWITCH;
+}
+
+PrimResult prim_take_mvar(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  (void)by_prelude;
+  return take_or_read(vm, thread, args, BLOCKED_TAKE);
+}
+
+PrimResult prim_read_mvar(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  (void)by_prelude;
+  return take_or_read(vm, thread, args, BLOCKED_READ);
+}
+
+PrimResult prim_put_mvar(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  (void)by_prelude;
+  ObjMVar *mvar = AS_MVAR(args[0]);
+  Value value = args[1];
+  if (mvar_try_put(vm, mvar, value)) return prim_return(thread, args, UNIT_VAL);
+  PrimResult result;
+  if (prim_interrupted(vm, thread, args, &result)) return result;
+  args[0] = UNIT_VAL;
+  thread->sp = args + 1;
+  mvar_wait(vm, mvar, thread, BLOCKED_PUT, value);
+  vm_event(vm, .kind = EV_MVAR_BLOCKED, .thread = thread, .mode = BLOCKED_PUT, .value = OBJ_VAL(mvar));
+  return PRIM_SWITCH;
+}
+
+PrimResult prim_try_take_mvar(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  (void)by_prelude;
+  Value value;
+  if (!mvar_try_take(vm, AS_MVAR(args[0]), &value)) return prim_return(thread, args, NONE_VAL);
+  args[0] = value; /* rooted while some() allocates */
+  ObjSome *some = obj_some(vm, args[0]);
+  return prim_return(thread, args, OBJ_VAL(some));
+}
+
+PrimResult prim_try_put_mvar(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  (void)by_prelude;
+  bool put = mvar_try_put(vm, AS_MVAR(args[0]), args[1]);
+  return prim_return(thread, args, BOOL_VAL(put));
+}
+
+PrimResult prim_label_mvar(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  (void)vm;
+  (void)by_prelude;
+  AS_MVAR(args[0])->label = AS_STRING(args[1]);
+  return prim_return(thread, args, UNIT_VAL);
+}

@@ -1,0 +1,159 @@
+/* Primitives of time and threads: delay, say, fork, now, myThreadId,
+ * labelThread, kill, throwTo, yield and timeout (see prim.h). */
+#include <inttypes.h>
+
+#include "prim.h"
+#include "sched.h"
+
+PrimResult prim_delay(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  (void)by_prelude;
+  int64_t ns = AS_DURATION(args[0]);
+  /* a negative delay returns at once, without blocking or yielding (io-sim) */
+  PrimResult result;
+  if (ns >= 0 && prim_interrupted(vm, thread, args, &result)) return result;
+  args[0] = UNIT_VAL;
+  thread->sp = args + 1;
+  vm_event(vm, .kind = EV_DELAY, .thread = thread, .ns = ns);
+  if (ns < 0) return PRIM_NEXT;
+  sched_delay(vm, thread, ns);
+  return PRIM_SWITCH;
+}
+
+void prim_emit_say(VM *vm, ObjThread *thread, Value what) {
+  if (!vm->config.write_say && !vm->sink_count) { /* nothing is printed: nothing is shown */
+    vm->stats.events++;
+    return;
+  }
+  Buffer text;
+  buf_init(&text);
+  value_show(&text, what, false);
+  vm_work(vm, text.length);
+  if (vm->config.write_say) {
+    buf_append(&text, "\n", 1);
+    vm->config.write_say(vm->config.user, text.data, text.length);
+    buf_truncate(&text, text.length - 1);
+  }
+  vm_event(vm, .kind = EV_SAY, .thread = thread, .value = what, .text = buf_text(&text), .length = text.length);
+  buf_free(&text);
+}
+
+PrimResult prim_say(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  (void)by_prelude;
+  if (IS_RUNNABLE(args[0])) {
+    rt_error(vm, "say got an action, not its result: run it first (`x <- act`, then say(show(x)))");
+    return PRIM_ERROR;
+  }
+  prim_emit_say(vm, thread, args[0]);
+  return prim_return(thread, args, UNIT_VAL);
+}
+
+PrimResult prim_fork(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  (void)by_prelude;
+  if (vm->config.max_threads && vm->live_threads >= vm->config.max_threads) {
+    vm_report(vm, "simvm: thread limit reached: %d threads alive (--max-threads)\n", vm->live_threads);
+    vm->halt_status = SIM_LIMIT;
+    return PRIM_STOP;
+  }
+  ObjThread *child = thread_new(vm, thread, args[0]);
+  vm->stats.forks++;
+  child->mask = thread->mask; /* as forkIO: the child starts in the parent's masking state */
+  sched_enqueue(vm, child);
+  vm_event(vm, .kind = EV_FORK, .thread = thread, .other = child);
+  return prim_return(thread, args, OBJ_VAL(child));
+}
+
+PrimResult prim_now(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  (void)by_prelude;
+  return prim_return(thread, args, DURATION_VAL(vm->now));
+}
+
+PrimResult prim_my_thread_id(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  (void)vm;
+  (void)by_prelude;
+  return prim_return(thread, args, OBJ_VAL(thread));
+}
+
+PrimResult prim_label_thread(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  (void)by_prelude;
+  ObjThread *target = AS_THREAD(args[0]);
+  ObjString *label = AS_STRING(args[1]);
+  target->label = label;
+  vm_event(vm, .kind = EV_LABEL, .thread = thread, .other = target, .value = OBJ_VAL(label));
+  return prim_return(thread, args, UNIT_VAL);
+}
+
+PrimResult prim_kill(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  (void)by_prelude;
+  /* kill(t) is throwTo(t, ThreadKilled) */
+  return prim_throw_to(vm, thread, args, AS_THREAD(args[0]), OBJ_VAL(vm->thread_killed), true);
+}
+
+PrimResult prim_throw_to_thread(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  (void)by_prelude;
+  return prim_throw_to(vm, thread, args, AS_THREAD(args[0]), args[1], false);
+}
+
+PrimResult prim_yield(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  (void)by_prelude;
+  args[0] = UNIT_VAL;
+  thread->sp = args + 1;
+  vm_event(vm, .kind = EV_YIELD, .thread = thread);
+  sched_enqueue(vm, thread);
+  return PRIM_SWITCH;
+}
+
+PrimResult prim_timeout(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  (void)by_prelude;
+  return prim_enter(vm, thread, vm->timeout_closure, args);
+}
+
+/* timeout(d, act)'s prototype: slots 0 and 1 hold d and act, slot 2 the
+ * armed timeout. Arming a timeout yields, as io-sim's StartTimeout does:
+ * the action runs when the thread's turn comes again. */
+PrimResult op_timeout_arm(VM *vm, ObjThread *thread, CallFrame *frame) {
+  int64_t limit = AS_DURATION(frame->slots[0]);
+  if (limit < 0) {
+    *thread->sp++ = UNIT_VAL; /* no limit: run the action plainly */
+    return PRIM_NEXT;
+  }
+  if (limit == 0) {
+    *thread->sp++ = UNIT_VAL;
+    vm_event(vm, .kind = EV_TIMEOUT_NOW, .thread = thread);
+    /* return none at once: what RETURN would do */
+    thread->sp = frame->slots;
+    thread->frame_count--;
+    *thread->sp++ = NONE_VAL;
+    return PRIM_NEXT;
+  }
+  ObjTimeout *timeout = obj_timeout(vm, thread);
+  sched_arm_timeout(vm, timeout, limit);
+  *thread->sp++ = OBJ_VAL(timeout);
+  vm_event(vm, .kind = EV_TIMEOUT, .thread = thread, .ns = limit);
+  sched_enqueue(vm, thread);
+  return PRIM_SWITCH;
+}
+
+/* The action finished in time: cancel the timer, wrap the result in some. */
+PrimResult op_timeout_disarm(VM *vm, ObjThread *thread, CallFrame *frame) {
+  if (IS_TIMEOUT(frame->slots[2])) sched_disarm_timeout(vm, AS_TIMEOUT(frame->slots[2]));
+  ObjSome *some = obj_some(vm, thread->sp[-1]);
+  thread->sp[-1] = OBJ_VAL(some);
+  return PRIM_NEXT;
+}
+
+/* The handler: our own timeout's interrupt means none; anything else
+ * cancels the timer and goes on unwinding. */
+PrimResult op_timeout_catch(VM *vm, ObjThread *thread, CallFrame *frame) {
+  Value exc = thread->sp[-1];
+  if (IS_TIMEOUT(frame->slots[2])) {
+    ObjTimeout *timeout = AS_TIMEOUT(frame->slots[2]);
+    if (IS_TIMEOUT(exc) && AS_TIMEOUT(exc) == timeout) {
+      thread->sp = frame->slots;
+      thread->frame_count--;
+      *thread->sp++ = NONE_VAL;
+      return PRIM_NEXT;
+    }
+    sched_disarm_timeout(vm, timeout);
+  }
+  return PRIM_RAISE;
+}

@@ -1,0 +1,133 @@
+/* Runtime errors, exceptions and their unwinding, and the death of a
+ * thread that nobody caught an exception for (see unwind.h). */
+#include "unwind.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "prim.h"
+#include "sched.h"
+
+#define MAX_TRACE_FRAMES 20   /* a stack overflow would print a million lines */
+
+Value unwind_error_exception(VM *vm, ObjThread *thread) {
+  ObjException *exc = obj_exception(vm, EXC_ERROR, NULL);
+  gc_push_root(vm, OBJ_VAL(exc));
+  exc->message = obj_cstring(vm, vm->error);
+  Buffer trace;
+  buf_init(&trace);
+  int shown = 0, hidden = 0;
+  for (int i = thread->frame_count - 1; i >= 0; i--) {
+    const ObjProto *proto;
+    int line;
+    if (!thread_frame_location(vm, &thread->frames[i], &proto, &line)) continue;
+    if (!exc->where) exc->where = obj_stringf(vm, "%s:%d", proto->file, line);
+    if (shown == MAX_TRACE_FRAMES) {
+      hidden++;
+      continue;
+    }
+    buf_printf(&trace, "  at %s:%d in %s\n", proto->file, line, proto->name ? proto->name->chars : "?");
+    shown++;
+  }
+  if (hidden) buf_printf(&trace, "  ... and %d more frame%s\n", hidden, hidden == 1 ? "" : "s");
+  if (trace.length) exc->trace = obj_string(vm, trace.data, (int)trace.length);
+  buf_free(&trace);
+  gc_pop_root(vm);
+  vm->has_error = false;
+  return OBJ_VAL(exc);
+}
+
+/* Deaths that need no report: kill() and the async library's cancel(). */
+static bool quiet_death(Value exc) {
+  if (IS_EXCEPTION(exc)) return AS_EXCEPTION(exc)->kind == EXC_KILLED;
+  if (!IS_RECORD(exc)) return false;
+  ObjRecord *record = AS_RECORD(exc);
+  for (int i = 0; i < record->count; i++)
+    if (strcmp(record->fields[i].name->chars, "kind") == 0 && IS_STRING(record->fields[i].value))
+      return strcmp(AS_CSTRING(record->fields[i].value), "AsyncCancelled") == 0;
+  return false;
+}
+
+#define DEATH_SHOW_LIMIT 200    /* bytes of the exception in a death report */
+
+/* `exc` as show renders it (strings quoted), on one line (line breaks and
+ * other control bytes escaped) and at most `limit` bytes, then "...": the
+ * report stays one line whatever the value, even one whose rendering,
+ * sharing its parts, would take more memory than there is. */
+void unwind_show_one_line(Buffer *out, Value exc, size_t limit) {
+  Buffer text;
+  buf_init(&text);
+  bool complete = value_show_bounded(&text, exc, true, limit);
+  size_t length = text.length < limit ? text.length : limit;
+  for (size_t i = 0; i < length; i++) {
+    unsigned char c = (unsigned char)text.data[i];
+    if (c == '\n') buf_append(out, "\\n", 2);
+    else if (c < 0x20 || c == 0x7f) buf_printf(out, "\\x%02x", c);
+    else buf_append(out, (const char *)&c, 1);
+  }
+  if (!complete || text.length > limit) buf_append(out, "...", 3);
+  if (!out->data) buf_append(out, "", 0);
+  buf_free(&text);
+}
+
+/* The thread ends with an exception nobody caught. */
+static void thread_died(VM *vm, ObjThread *thread, Value exc) {
+  Buffer name_text;
+  buf_init(&name_text);
+  thread_name(&name_text, thread);
+  const char *name = buf_text(&name_text);
+  Buffer text;
+  buf_init(&text);
+  unwind_show_one_line(&text, exc, TRACE_SHOW_LIMIT);
+  vm_event(vm, .kind = EV_DIED, .thread = thread, .value = exc);
+  Buffer when;
+  buf_init(&when);
+  duration_show(&when, vm->now);
+  if (IS_EXCEPTION(exc) && AS_EXCEPTION(exc)->kind == EXC_ERROR) {
+    ObjException *e = AS_EXCEPTION(exc);
+    Buffer report;
+    buf_init(&report);
+    buf_printf(&report, "%s: runtime error: %s\n  in thread %s at simulated time %s\n",
+               e->where ? e->where->chars : "simvm", e->message->chars, name, when.data);
+    if (e->trace) buf_append(&report, e->trace->chars, (size_t)e->trace->length);
+    if (vm->config.write_error) vm->config.write_error(vm->config.user, report.data, report.length);
+    buf_free(&report);
+  } else if (thread == vm->main_thread) {
+    vm_report(vm, "simvm: uncaught exception %s in thread %s at simulated time %s\n", text.data, name, when.data);
+  } else if (!quiet_death(exc)) {
+    /* as GHC reports a forked thread's uncaught exception: one line */
+    Buffer report;
+    buf_init(&report);
+    buf_printf(&report, "simvm: thread %s at %s: uncaught ", name, when.data);
+    unwind_show_one_line(&report, exc, DEATH_SHOW_LIMIT);
+    if (thread->raise_file) buf_printf(&report, " at %s:%d", thread->raise_file, thread->raise_line);
+    if (thread->raised_by) {
+      buf_append(&report, " (thrown by thread ", 19);
+      thread_name(&report, thread->raised_by);
+      buf_append(&report, ")", 1);
+    }
+    buf_append(&report, "\n", 1);
+    if (vm->config.write_error) vm->config.write_error(vm->config.user, report.data, report.length);
+    buf_free(&report);
+  }
+  buf_free(&text);
+  buf_free(&when);
+  buf_free(&name_text);
+  sched_thread_done(vm, thread);
+}
+
+bool unwind(VM *vm, ObjThread *thread, Value exc) {
+  while (thread->frame_count > 0) {
+    CallFrame *frame = &thread->frames[thread->frame_count - 1];
+    ObjProto *proto = frame->closure->proto;
+    if (proto->handler >= 0 && frame->ip <= proto->chunk.code + proto->handler) {
+      thread->sp = frame->slots + proto->handler_depth;
+      *thread->sp++ = exc;
+      frame->ip = proto->chunk.code + proto->handler;
+      return true;
+    }
+    thread->frame_count--;
+  }
+  thread_died(vm, thread, exc);
+  return false;
+}
