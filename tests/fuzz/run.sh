@@ -6,6 +6,7 @@
 # is left in BUILD/fuzz/findings/TARGET: add it to tests/fuzz/corpus when
 # fixed, so that make test replays it for ever).
 # usage: run.sh BUILD SECONDS TARGET...   (make fuzz-smoke: 60 s each)
+# FUZZ_MAX_LEN=N overrides the targets' max_len (smaller inputs run faster).
 set -u
 build=$(cd "$1" && pwd)
 seconds=$2
@@ -20,7 +21,7 @@ for target in "$@"; do
   rm -f "$findings"/fuzz-*.log
   dict=()
   [ -f "$build/fuzz/$target.dict" ] && dict=(-dict="$build/fuzz/$target.dict")
-  max_len=$(sed -n 's/^max_len *= *//p' "$root/tests/fuzz/$target.options")
+  max_len=${FUZZ_MAX_LEN:-$(sed -n 's/^max_len *= *//p' "$root/tests/fuzz/$target.options")}
   (cd "$findings" && "$build/fuzz/$target" -jobs=1 -workers=1 -max_total_time="$seconds" "${dict[@]}" \
     -max_len="${max_len:-8192}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$findings/" \
     "$work" "$root/tests/fuzz/corpus/$kind" "$build/fuzz/seeds/$kind") >"$findings/run.out" 2>&1
