@@ -29,8 +29,8 @@ static inline void fuzz_config(VMConfig *config) {
   config->write_say = fuzz_discard;
   config->write_trace = fuzz_discard;
   config->write_error = fuzz_discard;
-  config->max_steps = 50000;
-  config->max_work = 400000;
+  config->max_steps = 20000;
+  config->max_work = 200000;
   config->max_heap = (size_t)32 << 20;
   config->max_threads = 200;
   config->max_time = 60000000000; /* 60 s of simulated time */
