@@ -95,11 +95,11 @@ $(BUILD)/obj/gen/%.switch.o: $(BUILD)/gen/%.c $(BUILD)/gen/parser.h
 	$(SAY) CC '$< (switch)'
 	$(Q)$(CC) $(ALL_CFLAGS) -Wno-unused-function -DSIMVM_SWITCH_DISPATCH -MMD -MP -c -o $@ $<
 
-$(BUILD)/simvm: $(CORE_OBJ) $(BUILD)/obj/cli/simvm.o
+$(BUILD)/simvm: $(CORE_OBJ) $(BUILD)/obj/cli/simvm.o $(BUILD)/obj/cli/explore.o
 	$(SAY) LINK $@
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/simvm-switch: $(SWITCH_OBJ) $(BUILD)/obj/cli/simvm.switch.o
+$(BUILD)/simvm-switch: $(SWITCH_OBJ) $(BUILD)/obj/cli/simvm.switch.o $(BUILD)/obj/cli/explore.switch.o
 	$(SAY) LINK $@
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -120,6 +120,7 @@ unit-test: $(UNIT_TESTS)
 script-test: all
 	@bash tests/run_scripts.sh $(BUILD)/simvm $(BUILD)/simvm-switch
 	@bash tests/run_cli.sh $(BUILD)
+	@bash tests/run_explore.sh $(BUILD)
 
 # ---- fuzzing (tests/fuzz/README.md) ----
 # The targets built with gcc and replay.c's main() replay the seeds and

@@ -14,6 +14,10 @@
 # - compute programs (bench/compute) against their Lua 5.4 twins, the same
 #   algorithm on the same data structures, both timed in-process per run by
 #   CPU time (simvm --repeat's cpu median; bench/compute/twin.lua).
+# - schedule exploration: schedules per second for a two-thread program of
+#   about 20 steps (bench/explore), what sleep sets save against plain
+#   depth-first search on the three examples (the same outcomes found), and
+#   how soon pct finds the overdraft example.
 # - each figure against bench/baseline.json, the last accepted run (make
 #   bench-accept copies this run's build/bench-latest.json there): a
 #   regression over 10% is flagged.
@@ -159,6 +163,60 @@ for prog in fib loop closures lists; do
   echo "  $prog: $(fmt "$fcpu") CPU per run (-O0 $(fmt "$sm") wall), Lua $lua: $lratio, target ≤ $limit: $met"
 done
 
+echo "schedule exploration (docs/EXPLORE.md):"
+# schedules per second: the best of three sweeps of 200,000 schedules of a
+# two-thread program of about 20 steps, timed from outside (load and all)
+erow=()
+explore_rate() { # STRATEGY -> schedules per second
+  local best=0 t0 t1 rate
+  for _ in 1 2 3; do
+    t0=$(date +%s%N)
+    (cd "$root/bench" && "$simvm" --explore 200000 --strategy "$1" -q explore/two_threads.sim >"$tmp/explore" 2>&1)
+    t1=$(date +%s%N)
+    rate=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", 200000 / ((b - a) / 1e9) }')
+    [ "$rate" -gt "$best" ] && best=$rate
+  done
+  echo "$best"
+}
+# the default schedule's steps: the first schedule of the depth-first search
+steps=$(cd "$root/bench" && "$simvm" --explore 1 --strategy exhaustive --json explore/two_threads.sim |
+        sed -n 's/^{"schedule": 1, .*"steps": \([0-9]*\),.*/\1/p')
+for strategy in pct random; do
+  rate=$(explore_rate $strategy)
+  met=$(awk -v r="$rate" 'BEGIN { print (r >= 50000) ? "yes" : "**no**" }')
+  figure["explore $strategy us"]=$(awk -v r="$rate" 'BEGIN { printf "%.3f", 1e6 / r }')
+  erow+=("| $strategy, two threads, $steps steps (bench/explore/two_threads.sim) | $rate | ≥ 50000 | $met |")
+  echo "  $strategy: $rate schedules per second: $met"
+done
+# pruning: exhaustive (sleep sets) against plain depth-first, the whole
+# space within 2 preemptions, with the same outcomes
+prow=()
+for ex in overdraft lost_update dining; do
+  for strategy in exhaustive dfs; do
+    (cd "$tmp" && "$simvm" --explore 100000000 --strategy $strategy --no-shrink --schedule-out /dev/null --json \
+       "$root/examples/$ex.sim" >"$tmp/$strategy.jsonl")
+    grep -v '^{"summary"' "$tmp/$strategy.jsonl" | sed 's/^{"schedule": [0-9]*, //; s/, "steps".*//' | LC_ALL=C sort -u >"$tmp/$strategy.outcomes"
+  done
+  pruned=$(sed -n 's/.*"schedules": \([0-9]*\),.*/\1/p' "$tmp/exhaustive.jsonl")
+  abandoned=$(sed -n 's/.*"abandoned": \([0-9]*\),.*/\1/p' "$tmp/exhaustive.jsonl")
+  plain=$(sed -n 's/.*"schedules": \([0-9]*\),.*/\1/p' "$tmp/dfs.jsonl")
+  same=no
+  cmp -s "$tmp/exhaustive.outcomes" "$tmp/dfs.outcomes" && same=yes
+  outcomes=$(wc -l <"$tmp/dfs.outcomes")
+  ratio=$(awk -v a="$pruned" -v b="$plain" 'BEGIN { printf "%.3f", a / b }')
+  runs=$(awk -v a="$pruned" -v c="$abandoned" -v b="$plain" 'BEGIN { printf "%.3f", (a + c) / b }')
+  met=$(awk -v r="$ratio" -v s="$same" 'BEGIN { print (r <= 1 / 3 && s == "yes") ? "yes" : "**no**" }')
+  prow+=("| $ex.sim | $plain | $pruned (+ $abandoned abandoned) | $ratio ($runs with them) | $outcomes, $same | ≤ 0.333, the same outcomes | $met |")
+  echo "  $ex: exhaustive $pruned schedules (+ $abandoned abandoned), plain dfs $plain: $ratio, same outcomes: $same: $met"
+done
+# the overdraft: found among the first 100 pct schedules, shrunk to at most 2 deviations
+(cd "$tmp" && "$simvm" --explore 100 --json --schedule-out /dev/null "$root/examples/overdraft.sim" >"$tmp/overdraft.jsonl")
+found=$(sed -n 's/.*"first_failure": {"seed": \([0-9]*\),.*/\1/p' "$tmp/overdraft.jsonl")
+shrunk=$(sed -n 's/.*"shrunk": {"deviations": \([0-9]*\),.*/\1/p' "$tmp/overdraft.jsonl")
+met=$(awk -v f="${found:-999}" -v s="${shrunk:-999}" 'BEGIN { print (f <= 100 && s <= 2) ? "yes" : "**no**" }')
+orow="| overdraft.sim, pct | seed ${found:-none} | ${shrunk:-?} | within 100, ≤ 2 deviations | $met |"
+echo "  overdraft: first found at seed ${found:-none}, shrunk to ${shrunk:-?} deviations: $met"
+
 # this run's figures, and each against the baseline
 {
   echo "{"
@@ -231,6 +289,29 @@ fi
   echo "| program | simvm (CPU) | instructions | simvm -O0 (wall) | Lua 5.4 (CPU) | simvm / Lua | target | met |"
   echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
   printf '%s\n' "${crow[@]}"
+  echo
+  echo "## Schedule exploration (docs/EXPLORE.md)"
+  echo
+  echo "Schedules per second: the best of three sweeps of 200,000 schedules, timed from"
+  echo "outside the process (the load, the default run that measures pct's steps and the"
+  echo "report included), on one core."
+  echo
+  echo "| sweep | schedules per second | target | met |"
+  echo "| --- | --- | --- | --- |"
+  printf '%s\n' "${erow[@]}"
+  echo
+  echo "Pruning: every schedule within 2 preemptions, depth-first, with sleep sets"
+  echo "(\`--strategy exhaustive\`) and without (\`dfs\`). Abandoned runs stopped early as"
+  echo "equivalent to explored ones and are not schedules; the outcomes are the distinct"
+  echo "results and failures, compared between the two."
+  echo
+  echo "| example | plain dfs | exhaustive | ratio | outcomes, the same | target | met |"
+  echo "| --- | --- | --- | --- | --- | --- | --- |"
+  printf '%s\n' "${prow[@]}"
+  echo
+  echo "| finding | first failing seed | shrunk to (deviations) | target | met |"
+  echo "| --- | --- | --- | --- | --- |"
+  echo "$orow"
   if [ ${#brows[@]} -gt 0 ]; then
     echo
     echo "## Against the baseline"

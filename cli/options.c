@@ -50,3 +50,32 @@ bool parse_duration(const char *text, int64_t *out) {
   }
   return false;
 }
+
+bool parse_fail_on(const char *text, bool *uncaught, bool *limit) {
+  bool u = false, l = false;
+  const char *s = text;
+  for (;;) {
+    size_t n = strcspn(s, ",");
+    if (n == 8 && strncmp(s, "uncaught", 8) == 0) u = true;
+    else if (n == 5 && strncmp(s, "limit", 5) == 0) l = true;
+    else return false;
+    if (!s[n]) break;
+    s += n + 1;
+  }
+  *uncaught = u;
+  *limit = l;
+  return true;
+}
+
+bool parse_shard(const char *text, uint64_t *index, uint64_t *count) {
+  const char *slash = strchr(text, '/');
+  if (!slash || slash == text || slash - text > 19) return false;
+  char number[20];
+  memcpy(number, text, (size_t)(slash - text));
+  number[slash - text] = '\0';
+  uint64_t i, n;
+  if (!parse_count(number, &i) || !parse_count(slash + 1, &n) || i < 1 || i > n) return false;
+  *index = i;
+  *count = n;
+  return true;
+}

@@ -18,4 +18,10 @@ bool parse_size(const char *text, size_t *out);
  * into nanoseconds; false if malformed, negative or too big. */
 bool parse_duration(const char *text, int64_t *out);
 
+/* --fail-on's list: "uncaught", "limit", or both separated by a comma. */
+bool parse_fail_on(const char *text, bool *uncaught, bool *limit);
+
+/* --shard's I/N: whole numbers with 1 <= I <= N. */
+bool parse_shard(const char *text, uint64_t *index, uint64_t *count);
+
 #endif

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../vm/state.h"
+#include "explore.h"
 #include "options.h"
 
 static const char usage_text[] =
@@ -38,6 +39,9 @@ static const char usage_text[] =
     "  --max-threads N    stop when a fork would make more than N threads alive\n"
     "  --strict-shutdown  fail (exit 1) if main finishes while other threads are\n"
     "                     alive, listing them (io-sim's runSimStrictShutdown)\n"
+    "  --fail-on LIST     what else fails a run: uncaught (any thread dying of an\n"
+    "                     uncaught exception, not a kill or cancel), limit (in\n"
+    "                     --explore: a --max-... limit), or uncaught,limit\n"
     "  -O0                bind as io-sim does: every action is built as a value,\n"
     "                     and every bind copies the rest of its block to a heap\n"
     "                     continuation; same output and trace, more work\n"
@@ -54,6 +58,26 @@ static const char usage_text[] =
     "                     --timeline) would pass SIZE (default 1GB)\n"
     "  --repeat N         run N fresh simulations in this process, timing them\n"
     "                     (short runs in batches); lines and a summary on stderr\n"
+    "\n"
+    "schedule exploration (docs/EXPLORE.md):\n"
+    "  --explore N        run N schedules and report their outcomes; the first\n"
+    "                     failure is shrunk, written as a schedule file and shown\n"
+    "                     as a trace (exit 0: all passed, 1: one failed)\n"
+    "  --strategy S       pct (the default), random, or exhaustive: depth-first\n"
+    "                     within --preemptions, pruned with sleep sets (dfs: the\n"
+    "                     same unpruned, for comparison)\n"
+    "  --seed N           one schedule, seed N's of the strategy (its random(n)\n"
+    "                     numbers too); with --explore, the first seed (default 1)\n"
+    "  --depth D          pct's bug depth: D - 1 priority changes (default 3)\n"
+    "  --preemptions K    exhaustive's bound (default 2)\n"
+    "  --jobs J           run the schedules in J processes (same results)\n"
+    "  --shard I/N        run the I-th of N slices of the seeds\n"
+    "  --json             a JSON line per schedule and a summary line\n"
+    "  --schedule-out F   write the failing schedule to F (default NAME.schedule)\n"
+    "  --no-shrink        report the failing schedule as found\n"
+    "  --replay F         run the schedule in file F (exit 3 if it no longer fits)\n"
+    "  runs in --explore stop after 1000000 instructions unless --max-steps says\n"
+    "\n"
     "  -h, --help         show this help\n"
     "  --version          show the version\n"
     "\n"
@@ -61,11 +85,13 @@ static const char usage_text[] =
     "output and report where each thread is.\n"
     "\n"
     "exit status:\n"
-    "  0  main finished            3  compile error, bad bytecode\n"
-    "  1  main failed (uncaught    4  deadlock\n"
-    "     exception or error, or   5  a --max-... limit reached\n"
-    "     --strict-shutdown)\n"
+    "  0  main finished; with --explore, every schedule passed\n"
+    "  1  the run failed: main's uncaught exception or runtime error, a failed\n"
+    "     assert, --fail-on, --strict-shutdown; with --explore, a schedule failed\n"
     "  2  usage error, unreadable file or a failed write\n"
+    "  3  compile error, bad bytecode, a bad or no longer matching --replay file\n"
+    "  4  deadlock\n"
+    "  5  a --max-... limit reached\n"
     " 70  out of memory (the machine's)\n"
     "130  stopped by SIGINT       143  stopped by SIGTERM\n";
 
@@ -153,9 +179,14 @@ static double clock_seconds(clockid_t clock) {
 
 static double wall_now(void) { return clock_seconds(CLOCK_MONOTONIC); }
 
+/* --seed and --replay: the schedule's explorer runs each run */
+static Explorer *explorer;
+
+static SimStatus run_vm(VM *vm) { return explorer ? explore_run(explorer) : vm_run(vm); }
+
 static SimStatus run_once(VM *vm, double *wall) {
   double started = wall_now();
-  SimStatus status = vm_run(vm);
+  SimStatus status = run_vm(vm);
   *wall = wall_now() - started;
   return status;
 }
@@ -202,7 +233,7 @@ static SimStatus run_repeated(VM *vm, uint64_t runs, double *wall) {
     uint64_t n = runs - next + 1 < batch ? runs - next + 1 : batch;
     double cpu_started = clock_seconds(CLOCK_PROCESS_CPUTIME_ID), started = wall_now();
     for (uint64_t k = 0; k < n && status == SIM_OK; k++) {
-      status = vm_run(vm);
+      status = run_vm(vm);
       if (status == SIM_OK && (vm_steps(vm) != steps || vm_events(vm) != events)) {
         fprintf(stderr, "simvm: run %" PRIu64 " counted %" PRIu64 " instructions and %" PRIu64
                         " events, run 2 %" PRIu64 " and %" PRIu64 ": runs are not independent\n",
@@ -294,9 +325,15 @@ int main(int argc, char **argv) {
   config.write_say = write_out;
   config.write_trace = write_out;
   config.write_error = write_err;
-  bool quiet = false, print_result = false, optimize = true;
+  bool quiet = false, print_result = false, optimize = true, fail_on_limit = false;
   const char *profile_json = NULL, *profile_folded = NULL, *timeline_path = NULL;
   uint64_t repeat = 0; /* 0: one plain run */
+  ExploreOptions explore;
+  explore_options_init(&explore);
+  bool strategy_given = false, explore_only = false; /* explore_only: an option that needs --explore */
+  const char *explore_option = NULL, *replay_path = NULL;
+  bool seed_given = false;
+  uint64_t seed = 0;
   int i = 1;
   for (; i < argc && argv[i][0] == '-' && argv[i][1] != '\0'; i++) {
     const char *arg = argv[i];
@@ -324,6 +361,10 @@ int main(int argc, char **argv) {
       print_result = true;
     } else if (strcmp(arg, "--strict-shutdown") == 0) {
       config.strict_shutdown = true;
+    } else if (strcmp(arg, "--fail-on") == 0) {
+      if (++i == argc) return usage_error("%s needs a list of failures (uncaught, limit)", arg);
+      if (!parse_fail_on(argv[i], &config.fail_on_uncaught, &fail_on_limit))
+        return usage_error("--fail-on takes uncaught, limit or both (uncaught,limit), not '%s'", argv[i]);
     } else if (strcmp(arg, "--max-heap") == 0) {
       if (++i == argc) return usage_error("%s needs a size", arg);
       if (!parse_size(argv[i], &config.max_heap) || config.max_heap == 0)
@@ -356,6 +397,64 @@ int main(int argc, char **argv) {
       if (++i == argc) return usage_error("%s needs a number", arg);
       if (!parse_count(argv[i], &repeat) || repeat == 0 || repeat > 100000000)
         return usage_error("--repeat needs a positive whole number, not '%s'", argv[i]);
+    } else if (strcmp(arg, "--explore") == 0) {
+      if (++i == argc) return usage_error("%s needs a number of schedules", arg);
+      if (!parse_count(argv[i], &explore.count) || explore.count == 0)
+        return usage_error("--explore needs a positive whole number of schedules, not '%s'", argv[i]);
+    } else if (strcmp(arg, "--seed") == 0) {
+      if (++i == argc) return usage_error("%s needs a number", arg);
+      if (!parse_count(argv[i], &seed)) return usage_error("--seed needs a whole number, not '%s'", argv[i]);
+      seed_given = true;
+    } else if (strcmp(arg, "--strategy") == 0) {
+      if (++i == argc) return usage_error("%s needs a strategy (pct, random or exhaustive)", arg);
+      if (!explore_parse_strategy(argv[i], &explore.strategy))
+        return usage_error("--strategy takes pct, random or exhaustive (or dfs, unpruned), not '%s'", argv[i]);
+      strategy_given = true;
+    } else if (strcmp(arg, "--depth") == 0) {
+      uint64_t n;
+      if (++i == argc) return usage_error("%s needs a number", arg);
+      if (!parse_count(argv[i], &n) || n == 0 || n > 1000)
+        return usage_error("--depth needs a whole number from 1 to 1000, not '%s'", argv[i]);
+      explore.depth = (int)n;
+    } else if (strcmp(arg, "--preemptions") == 0) {
+      uint64_t n;
+      if (++i == argc) return usage_error("%s needs a number", arg);
+      if (!parse_count(argv[i], &n) || n > 1000000)
+        return usage_error("--preemptions needs a whole number (0 or more), not '%s'", argv[i]);
+      explore.preemptions = (int)n;
+      explore_option = arg;
+      explore_only = true;
+    } else if (strcmp(arg, "--jobs") == 0) {
+      uint64_t n;
+      if (++i == argc) return usage_error("%s needs a number", arg);
+      if (!parse_count(argv[i], &n) || n == 0 || n > 1024)
+        return usage_error("--jobs needs a number of processes from 1 to 1024, not '%s'", argv[i]);
+      explore.jobs = (int)n;
+      explore_option = arg;
+      explore_only = true;
+    } else if (strcmp(arg, "--shard") == 0) {
+      if (++i == argc) return usage_error("%s needs I/N", arg);
+      if (!parse_shard(argv[i], &explore.shard, &explore.shards))
+        return usage_error("--shard needs I/N with 1 <= I <= N (the I-th of N slices of the seeds), not '%s'",
+                           argv[i]);
+      explore_option = arg;
+      explore_only = true;
+    } else if (strcmp(arg, "--json") == 0) {
+      explore.json = true;
+      explore_option = arg;
+      explore_only = true;
+    } else if (strcmp(arg, "--no-shrink") == 0) {
+      explore.shrink = false;
+      explore_option = arg;
+      explore_only = true;
+    } else if (strcmp(arg, "--schedule-out") == 0) {
+      if (++i == argc) return usage_error("%s needs a file name", arg);
+      explore.schedule_out = argv[i];
+      explore_option = arg;
+      explore_only = true;
+    } else if (strcmp(arg, "--replay") == 0) {
+      if (++i == argc) return usage_error("%s needs a schedule file", arg);
+      replay_path = argv[i];
     } else if (strcmp(arg, "--max-steps") == 0) {
       if (++i == argc) return usage_error("%s needs a number", arg);
       if (!parse_count(argv[i], &config.max_steps) || config.max_steps == 0)
@@ -380,6 +479,33 @@ int main(int argc, char **argv) {
   }
   if (i == argc) return usage_error("%s", "no script given");
   const char *path = argv[i++];
+  /* which options go together */
+  bool dfs = explore.strategy == EXPLORE_EXHAUSTIVE || explore.strategy == EXPLORE_DFS;
+  if (explore.count) {
+    if (replay_path) return usage_error("%s", "--replay runs one schedule: it cannot be combined with --explore");
+    if (repeat || config.profile || trace_json_path || timeline_path || print_result)
+      return usage_error("%s", "--explore reports on its own: --repeat, --profile..., --trace-json, --timeline and "
+                               "--result go with single runs (--seed, --replay)");
+    if (dfs && (explore.jobs > 1 || explore.shards > 1))
+      return usage_error("%s", "--jobs and --shard split the seeds of pct and random; exhaustive search runs in one "
+                               "process");
+    if (seed_given) explore.first_seed = seed;
+    explore.seed_given = seed_given;
+  } else {
+    if (explore_only) return usage_error("%s needs --explore", explore_option);
+    if (replay_path && (seed_given || strategy_given))
+      return usage_error("%s", "--replay runs the schedule its file gives: no --seed or --strategy with it");
+    if (seed_given && dfs)
+      return usage_error("%s", "--seed runs one schedule of pct or random; exhaustive search needs --explore");
+    if (strategy_given && !seed_given && !replay_path)
+      return usage_error("%s", "--strategy needs --explore, or --seed for one schedule");
+  }
+  /* a seed's run stops where --explore's would, so a schedule that loops
+   * forever under exploration reproduces as its step limit */
+  if (seed_given && !explore.count && !config.max_steps) config.max_steps = EXPLORE_DEFAULT_MAX_STEPS;
+  explore.script = path;
+  explore.quiet = quiet;
+  explore.fail_on_limit = fail_on_limit;
   config.argv = (const char **)argv + i;
   config.argc = argc - i;
   if (quiet || config.trace) config.write_say = NULL;
@@ -401,6 +527,21 @@ int main(int argc, char **argv) {
     return SIM_FAILED;
   }
   SimStatus status = vm_load_file(vm, path);
+  if (status == SIM_OK && explore.count) {
+    int code = explore_command(vm, &explore);
+    vm_free(vm);
+    return code;
+  }
+  if (status == SIM_OK && replay_path) {
+    int code;
+    explorer = explore_replay_file(vm, replay_path, config.max_steps != 0, &code);
+    if (!explorer && code >= 0) {
+      vm_free(vm);
+      return code;
+    }
+  } else if (status == SIM_OK && seed_given) {
+    explorer = explore_seeded(vm, explore.strategy, seed, explore.depth);
+  }
   double wall = 0;
   bool ran = status == SIM_OK;
   if (ran) {
@@ -409,6 +550,7 @@ int main(int argc, char **argv) {
     status = repeat ? run_repeated(vm, repeat, &wall) : run_once(vm, &wall);
     ran = status != SIM_COMPILE_ERROR; /* no main: nothing ran */
   }
+  if (explorer && replay_path && explore_replay_failed(vm, explorer, replay_path)) status = SIM_COMPILE_ERROR;
   /* what ran is written out whatever ended it: a failure, a limit, a
    * signal or a write error */
   if (config.profile && ran) {
@@ -428,6 +570,7 @@ int main(int argc, char **argv) {
     free(text);
   }
   running_vm = NULL;
+  explore_free(explorer);
   vm_free(vm);
   if (fflush(stdout) != 0 && !output_broken) status = output_failed();
   if (output_broken) status = SIM_USAGE;

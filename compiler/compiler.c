@@ -31,6 +31,7 @@ typedef struct FnState {
   Upvalue upvalues[MAX_UPVALUES];
   int upvalue_count;
   int depth;            /* stack depth from slot 0, slot 0 included */
+  int self_global;      /* a top-level fn: its own global, for self calls; else -1 */
 } FnState;
 
 typedef struct {
@@ -40,6 +41,7 @@ typedef struct {
   FnState *fn;
   int line;             /* attributed to the bytes being emitted */
   const char *decl;     /* the top-level name being defined: names its blocks */
+  int decl_global;      /* the global of the top-level fn about to be compiled, or -1 */
   int nesting;          /* compile_expr/compile_run recursion depth      */
   bool nesting_reported;
   bool locals_reported; /* one "too many" error per module is enough     */
@@ -218,6 +220,16 @@ static void compile_name(Compiler *c, const char *name, Loc loc) {
   emit_op(c, OP_UNIT);
 }
 
+/* Whether `e` calls the function being compiled by its own (global) name,
+ * with as many arguments as it has parameters: a self call (CALL_SELF,
+ * TAIL_SELF, TAIL_SELF_BIND) needs no callee fetched or checked. */
+static bool is_self_call(Compiler *c, const Expr *e) {
+  if (c->fn->self_global < 0 || e->kind != EXPR_CALL) return false;
+  const Expr *callee = e->as.call.callee;
+  return callee->kind == EXPR_NAME && e->as.call.args.count == c->fn->proto->arity &&
+         global_for(c, callee->as.name) == c->fn->self_global;
+}
+
 /* The builtin action a call invokes directly, with the right argument count. */
 static const Builtin *direct_primitive(Compiler *c, const Expr *e) {
   if (e->kind != EXPR_CALL || e->as.call.callee->kind != EXPR_NAME) return NULL;
@@ -252,6 +264,7 @@ static void begin_fn(Compiler *c, FnState *fn, ProtoKind kind, const char *name,
   fn->local_count = 0;
   fn->upvalue_count = 0;
   fn->depth = 1; /* slot 0: the callee, or the running block closure */
+  fn->self_global = -1;
   fn->locals[fn->local_count++] = (Local){"", 0};
   c->fn = fn;
 }
@@ -282,6 +295,8 @@ static void compile_lambda(Compiler *c, const Expr *e, const char *name) {
   FnState fn;
   begin_fn(c, &fn, PROTO_FUNCTION, name ? name : "<lambda>", e->loc);
   fn.proto->arity = e->as.lambda.params.count;
+  fn.self_global = c->decl_global; /* the top-level fn being compiled, not a lambda in it */
+  c->decl_global = -1;
   for (int i = 0; i < e->as.lambda.params.count; i++) {
     const char *param = e->as.lambda.params.items[i];
     for (int j = 0; j < i; j++)
@@ -420,6 +435,18 @@ static void compile_run_form(Compiler *c, const Expr *e, bool tail) {
         return;
       case EXPR_CALL: {
         const Builtin *builtin = direct_primitive(c, e);
+        if (builtin && (builtin->op == OP_DELAY || builtin->op == OP_SAY)) {
+          /* delay(5us), say("text"): the constant in the instruction */
+          const Expr *arg = e->as.call.args.items[0];
+          if (arg->kind == (builtin->op == OP_DELAY ? EXPR_DURATION : EXPR_STRING)) {
+            Value k = arg->kind == EXPR_DURATION ? DURATION_VAL(arg->as.integer)
+                                                 : OBJ_VAL(obj_string(c->vm, arg->as.string.chars, arg->as.string.length));
+            c->line = e->loc.line;
+            emit_u16(c, builtin->op == OP_DELAY ? OP_DELAY_K : OP_SAY_K, make_constant(c, k, arg->loc));
+            if (tail) emit_var(c, OP_RETURN, 0, -1);
+            return;
+          }
+        }
         if (builtin) {
           for (int i = 0; i < e->as.call.args.count; i++) compile_expr(c, e->as.call.args.items[i], false);
           c->line = e->loc.line;
@@ -432,6 +459,13 @@ static void compile_run_form(Compiler *c, const Expr *e, bool tail) {
         /* f(args) bound at once: the fused pair skips building the action */
         check_call(c, e);
         int argc = e->as.call.args.count;
+        if (tail && c->fn->proto->kind == PROTO_ACTION_FN && is_self_call(c, e)) {
+          /* an action function's last statement calling itself: start it again */
+          for (int i = 0; i < argc; i++) compile_expr(c, e->as.call.args.items[i], false);
+          c->line = e->loc.line;
+          emit_var(c, OP_TAIL_SELF_BIND, argc, 1 - argc);
+          return;
+        }
         compile_expr(c, e->as.call.callee, false);
         for (int i = 0; i < argc; i++) compile_expr(c, e->as.call.args.items[i], false);
         c->line = e->loc.line;
@@ -517,6 +551,18 @@ static void compile_list_part(Compiler *c, const Expr *e, int start, int count) 
   for (int i = 1; i < parts; i++) emit_op(c, OP_CONCAT);
 }
 
+/* The instruction for `x OP k` with k an int literal that fits a signed
+ * byte (ADDI, LTI ...), or OP_COUNT: none. */
+static OpCode immediate_op(const Expr *e) {
+  static const OpCode ops[] = {[BIN_ADD] = OP_ADDI, [BIN_SUB] = OP_SUBI, [BIN_EQ] = OP_EQI, [BIN_LT] = OP_LTI,
+                               [BIN_LE] = OP_LEI,   [BIN_GT] = OP_GTI,   [BIN_GE] = OP_GEI};
+  const Expr *k = e->as.binary.right;
+  int op = e->as.binary.op;
+  if (k->kind != EXPR_INT || k->as.integer < -128 || k->as.integer > 127) return OP_COUNT;
+  if (op >= (int)(sizeof ops / sizeof ops[0]) || ops[op] == 0) return OP_COUNT;
+  return ops[op];
+}
+
 static void compile_list(Compiler *c, const Expr *e) {
   if (e->as.items.count == 0) emit_op(c, OP_NIL);
   else compile_list_part(c, e, 0, e->as.items.count);
@@ -561,12 +607,21 @@ static void compile_call(Compiler *c, const Expr *e, bool tail) {
     return;
   }
   const GlobalInfo *info = check_call(c, e);
+  if (c->fn->proto->kind == PROTO_FUNCTION && is_self_call(c, e)) {
+    if (!tail) emit_u8(c, OP_GET_LOCAL, 0); /* the callee's slot: this frame's own function */
+    for (int i = 0; i < argc; i++) compile_expr(c, e->as.call.args.items[i], false);
+    c->line = e->loc.line;
+    if (tail) emit_var(c, OP_TAIL_SELF, argc, 1 - argc);
+    else emit_var(c, OP_CALL_SELF, argc, -argc);
+    return;
+  }
   if (info) {
-    if (info->builtin && builtin_is_action(info->builtin) && info->arity == argc) {
-      /* build the primitive action without a call */
+    if (info->builtin && info->arity == argc) {
+      /* build the primitive action, or call the builtin function, without
+       * fetching and checking a callee */
       for (int i = 0; i < argc; i++) compile_expr(c, e->as.call.args.items[i], false);
       c->line = e->loc.line;
-      emit_var(c, OP_ACTION, (int)(info->builtin - builtin_table), 1 - argc);
+      emit_var(c, builtin_is_action(info->builtin) ? OP_ACTION : OP_NATIVE, (int)(info->builtin - builtin_table), 1 - argc);
       return;
     }
   }
@@ -624,6 +679,13 @@ static void compile_expr_form(Compiler *c, const Expr *e, bool tail) {
       emit_op(c, e->as.binary.op == UN_NEG ? OP_NEG : OP_NOT);
       return;
     case EXPR_BINARY:
+      if (immediate_op(e) != OP_COUNT) {
+        /* x + 1, n < 2: the int in the instruction */
+        compile_expr(c, e->as.binary.left, false);
+        c->line = e->loc.line;
+        emit_u8(c, immediate_op(e), (uint8_t)(int8_t)e->as.binary.right->as.integer);
+        return;
+      }
       compile_expr(c, e->as.binary.left, false);
       compile_expr(c, e->as.binary.right, false);
       c->line = e->loc.line;
@@ -682,7 +744,7 @@ static void compile_expr_form(Compiler *c, const Expr *e, bool tail) {
 /* ---- modules ---- */
 
 ObjClosure *compile_module(VM *vm, const Source *source, const Module *module, Diag *diag) {
-  Compiler c = {vm, diag, source, NULL, 1, NULL, 0, false, false, false};
+  Compiler c = {vm, diag, source, NULL, 1, NULL, -1, 0, false, false, false};
   int errors_before = diag->errors;
   FnState script;
   begin_fn(&c, &script, PROTO_BLOCK, "<top level>", (Loc){1, 1});
@@ -717,6 +779,7 @@ ObjClosure *compile_module(VM *vm, const Source *source, const Module *module, D
       if (slots[i] < 0 || (d->kind == DECL_FN) != (pass == 0)) continue;
       c.line = d->loc.line;
       c.decl = d->name;
+      c.decl_global = d->kind == DECL_FN ? slots[i] : -1;
       if (d->kind == DECL_FN) compile_lambda(&c, d->expr, d->name);
       else compile_expr(&c, d->expr, false);
       emit_u16(&c, OP_DEFINE_GLOBAL, slots[i]);

@@ -299,12 +299,13 @@ static bool nat_type_of(VM *vm, Value *args, Value *result) {
   return true;
 }
 
-/* "ThreadKilled", "ErrorCall", "Timeout"; for a thrown record with a string
+/* "ThreadKilled", "ErrorCall", "AssertionFailed", "Timeout"; for a thrown record with a string
  * field `kind`, that; otherwise the thrown value's type name. */
 static bool nat_exception_kind(VM *vm, Value *args, Value *result) {
   Value e = args[0];
   const char *kind = value_type_name(e);
-  if (IS_EXCEPTION(e)) kind = AS_EXCEPTION(e)->kind == EXC_KILLED ? "ThreadKilled" : "ErrorCall";
+  if (IS_EXCEPTION(e))
+    kind = AS_EXCEPTION(e)->kind == EXC_KILLED ? "ThreadKilled" : AS_EXCEPTION(e)->kind == EXC_ASSERT ? "AssertionFailed" : "ErrorCall";
   else if (IS_TIMEOUT(e)) kind = "Timeout";
   else if (IS_RECORD(e)) {
     ObjRecord *record = AS_RECORD(e);
@@ -318,7 +319,7 @@ static bool nat_exception_kind(VM *vm, Value *args, Value *result) {
   return true;
 }
 
-/* A runtime error's message; otherwise show(e). */
+/* A runtime error's or failed assertion's message; otherwise show(e). */
 static bool nat_exception_message(VM *vm, Value *args, Value *result) {
   Value e = args[0];
   if (IS_EXCEPTION(e) && AS_EXCEPTION(e)->message) {

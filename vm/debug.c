@@ -20,7 +20,8 @@ int debug_instruction(Buffer *out, const ObjProto *proto, int offset, const VM *
   }
   if (info->operand == OPERAND_U8) operand = chunk->code[offset + 1];
   if (info->operand == OPERAND_U16) operand = (chunk->code[offset + 1] << 8) | chunk->code[offset + 2];
-  if (operand >= 0) buf_printf(out, " %5d", operand);
+  if (opcode_info[op].operand == OPERAND_U8 && op >= OP_ADDI && op <= OP_GEI) operand = (int8_t)operand; /* immediates */
+  if (info->operand != OPERAND_NONE) buf_printf(out, " %5d", operand);
   switch (op) {
     case OP_CLOSURE:
       if (operand < chunk->constants.count && IS_PROTO(chunk->constants.values[operand])) {
@@ -33,6 +34,8 @@ int debug_instruction(Buffer *out, const ObjProto *proto, int offset, const VM *
       if (vm && operand < vm->globals.count) buf_printf(out, "    ; %s", vm->global_info[operand].name->chars);
       break;
     case OP_CONST:
+    case OP_DELAY_K:
+    case OP_SAY_K:
     case OP_FIELD:
     case OP_LABEL_NEW:
       if (operand < chunk->constants.count) {

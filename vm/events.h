@@ -66,12 +66,16 @@ extern const bool event_traced[EV_COUNT];
 /* Hand `event` to every active sink (vm_event's slow path). */
 void events_dispatch(VM *vm, const Event *event);
 
-/* Count and report an event. Free when no sink is active, but for the count. */
-#define vm_event(vm, ...)                                   \
-  do {                                                      \
-    const Event vm_event_ = {__VA_ARGS__};                  \
-    if (event_traced[vm_event_.kind]) (vm)->stats.events++; \
-    if ((vm)->sink_count) events_dispatch((vm), &vm_event_); \
+/* Count and report an event. Free when no sink is active, but for the count:
+ * the event is only built for the sinks. The fields must be free of side
+ * effects (the kind is read apart from them, for the count). */
+#define vm_event(vm, ...)                                     \
+  do {                                                        \
+    if (event_traced[((Event){__VA_ARGS__}).kind]) (vm)->stats.events++; \
+    if ((vm)->sink_count) {                                   \
+      const Event vm_event_ = {__VA_ARGS__};                  \
+      events_dispatch((vm), &vm_event_);                      \
+    }                                                         \
   } while (0)
 
 /* Start the sinks a run needs (at the start of every run). */

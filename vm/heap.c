@@ -21,13 +21,10 @@ struct HeapLarge {
   long double align; /* the object after this header stays max-aligned */
 };
 
-/* A dead slot on a class's free list. */
-struct HeapFree {
-  Obj obj;            /* type OBJ_FREE */
-  HeapFree *next;
-};
 
 #define BLOCK_DATA (HEAP_BLOCK_BYTES - (int)sizeof(HeapBlock))
+
+_Static_assert(sizeof(Obj) == HEAP_HEADER, "a free slot's header is an object header");
 
 static Obj *large_obj(HeapLarge *large) { return (Obj *)(large + 1); }
 
@@ -84,22 +81,10 @@ static Obj *alloc_large(Heap *heap, size_t size) {
   return large_obj(large);
 }
 
-Obj *heap_alloc(Heap *heap, size_t size) {
+Obj *heap_alloc_slow(Heap *heap, size_t size) {
   if (size > HEAP_SMALL_MAX) return alloc_large(heap, size);
-  int index = (int)((size + HEAP_GRANULE - 1) / HEAP_GRANULE) - 1;
-  HeapClass *c = &heap->classes[index];
-  HeapFree *dead = c->free;
-  if (dead) {
-    c->free = dead->next;
-    return &dead->obj;
-  }
-  size_t slot = (size_t)(index + 1) * HEAP_GRANULE;
-  if (c->bump < c->limit) {
-    Obj *obj = (Obj *)c->bump;
-    c->bump += slot;
-    return obj;
-  }
-  return new_block(heap, index, slot);
+  int index = heap_class_of(size);
+  return new_block(heap, index, (size_t)(index + 1) * HEAP_GRANULE);
 }
 
 void heap_sweep(Heap *heap, HeapVisit visit, void *ctx) {
@@ -208,7 +193,21 @@ void heap_promote(Heap *heap) {
 }
 
 void heap_reset_young(Heap *heap) {
-  detach_young(heap, NULL);
+  /* each class keeps its first block, emptied: the next run, most often
+   * the same program, bumps into it again without taking a block */
+  for (uint64_t used = heap->used; used; used &= used - 1) {
+    HeapClass *c = &heap->classes[__builtin_ctzll(used)];
+    for (HeapBlock *block = c->first->next, *next; block; block = next) {
+      next = block->next;
+      spare_block(heap, block);
+    }
+    HeapBlock *first = c->first;
+    first->next = NULL;
+    first->top = first->data;
+    c->last = first;
+    c->bump = first->data;
+    c->free = NULL;
+  }
   while (heap->large) {
     HeapLarge *large = heap->large;
     heap->large = large->next;

@@ -27,6 +27,15 @@ typedef struct HeapBlock HeapBlock;
 typedef struct HeapLarge HeapLarge;
 typedef struct HeapFree HeapFree;
 
+#define HEAP_HEADER 8 /* bytes: sizeof(Obj), checked in heap.c */
+
+/* A dead slot on a class's free list: an object header of type OBJ_FREE,
+ * then the link. */
+struct HeapFree {
+  _Alignas(8) unsigned char header[HEAP_HEADER];
+  HeapFree *next;
+};
+
 typedef struct {
   HeapBlock *first, *last;  /* young blocks, oldest first; `last` is bumped */
   char *bump, *limit;       /* free space of `last`                        */
@@ -45,9 +54,32 @@ typedef struct {
 
 void heap_init(Heap *heap);
 
+/* The size class of a small object of `size` bytes. */
+static inline int heap_class_of(size_t size) { return (int)((size + HEAP_GRANULE - 1) / HEAP_GRANULE) - 1; }
+
+/* heap_alloc's way out of line: a new block, or a large object. */
+Obj *heap_alloc_slow(Heap *heap, size_t size);
+
 /* Storage for a young object of `size` bytes (at least 16), 8-aligned and
- * uninitialised. Never NULL: out of memory exits (xrealloc). */
-Obj *heap_alloc(Heap *heap, size_t size);
+ * uninitialised. Never NULL: out of memory exits (xrealloc). Inline: a
+ * dead slot of its class, else a pointer bump. */
+static inline Obj *heap_alloc(Heap *heap, size_t size) {
+  if (size <= HEAP_SMALL_MAX) {
+    HeapClass *c = &heap->classes[heap_class_of(size)];
+    HeapFree *dead = c->free;
+    if (dead) {
+      c->free = dead->next;
+      return (Obj *)dead;
+    }
+    size_t slot = (size + HEAP_GRANULE - 1) & ~(size_t)(HEAP_GRANULE - 1);
+    if (c->bump < c->limit) {
+      Obj *obj = (Obj *)c->bump;
+      c->bump += slot;
+      return obj;
+    }
+  }
+  return heap_alloc_slow(heap, size);
+}
 
 /* Called by heap_sweep for each object it visits: return true when the
  * object is dead (the callback finalises it; the heap takes the storage). */
@@ -64,8 +96,9 @@ void heap_each(Heap *heap, bool young_only, HeapVisit visit, void *ctx);
 /* Make every young object old, for good. */
 void heap_promote(Heap *heap);
 
-/* Forget every young object at once, without visiting them: their blocks
- * become spare. The caller has released what they own. */
+/* Forget every young object at once, without visiting them: each class
+ * keeps one empty block, the others become spare. The caller has released
+ * what they own. */
 void heap_reset_young(Heap *heap);
 
 /* Free all storage (after heap_each has finalised the objects). */

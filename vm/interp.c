@@ -3,20 +3,26 @@
  * vm/unwind.c). Computed goto where GCC/Clang allow it, a switch otherwise
  * (or when built with -DSIMVM_SWITCH_DISPATCH; the tests run both).
  *
- * ip, the frame and its slots are hoisted into locals. The discipline:
- * STORE_FRAME() writes ip back before anything that can switch threads,
- * grow a stack, raise or collect; LOAD_FRAME() reloads after anything that
- * can push or pop frames or move the stack. Every out-of-line primitive
- * and VM instruction is called with ip stored and is followed by a full
- * LOAD_FRAME(), whatever it did (see vm/prim.h). The stack pointer lives
- * in the thread (thread->sp), so the collector always sees the exact
- * stack. */
+ * ip, sp, the frame, its slots and constants are hoisted into locals
+ * (registers). The discipline: STORE_FRAME() writes ip and sp back before
+ * anything that can switch threads, grow a stack, raise, collect or read
+ * the thread's stack (the collector must see the exact stack); LOAD_FRAME()
+ * reloads all of them after anything that can push or pop frames or move
+ * the stack. Every out-of-line primitive and VM instruction is called with
+ * the frame stored and is followed by a full LOAD_FRAME(), whatever it did
+ * (see vm/prim.h).
+ *
+ * The step limit, --max-work, signals and the heap limit are checked at
+ * every call and bind (CHECKPOINT), where every loop passes since there are
+ * no backward jumps: straight-line code between two checks is bounded by
+ * the size of a function. Instructions are still counted one by one. */
 #include "interp.h"
 
 #include <inttypes.h>
 #include <string.h>
 
 #include "builtins.h"
+#include "explore.h"
 #include "ops.h"
 #include "prim.h"
 #include "sched.h"
@@ -54,10 +60,23 @@ SimStatus interp_loop_plain(VM *vm);
 SimStatus interp_run(VM *vm) { return vm->profile ? interp_loop_profiled(vm) : interp_loop_plain(vm); }
 #endif
 
+/* Whether comparison `op` holds for an ops_compare order (2, unordered: a
+ * NaN, makes every comparison false). */
+static inline bool order_holds(OpCode op, int order) {
+  return op == OP_LT ? order == -1 : op == OP_LE ? (order == -1 || order == 0)
+       : op == OP_GT ? order == 1 : (order == 0 || order == 1);
+}
+
+/* Each handler keeps its own dispatch jump (GCC would merge them into one,
+ * which costs a jump per instruction and the branch predictor its context). */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("no-crossjumping")))
+#endif
 SimStatus INTERP_LOOP(VM *vm) {
   ObjThread *thread = NULL;
   CallFrame *frame = NULL;
   uint8_t *ip = NULL;
+  Value *sp = NULL;
   Value *slots = NULL;
   Value *constants = NULL;
   uint8_t op;
@@ -70,11 +89,20 @@ SimStatus INTERP_LOOP(VM *vm) {
 
 #define READ_BYTE() (*ip++)
 #define READ_U16() (ip += 2, (uint16_t)((ip[-2] << 8) | ip[-1]))
-#define PUSH(v) (*thread->sp++ = (v))
-#define POP() (*--thread->sp)
-#define PEEK(n) (thread->sp[-1 - (n)])
-#define STORE_FRAME() (frame->ip = ip)
+#define PUSH(v) (*sp++ = (v))
+#define POP() (*--sp)
+#define PEEK(n) (sp[-1 - (n)])
+#define STORE_FRAME() (frame->ip = ip, thread->sp = sp)
 #define LOAD_FRAME()                                           \
+  do {                                                         \
+    frame = &thread->frames[thread->frame_count - 1];          \
+    ip = frame->ip;                                            \
+    sp = thread->sp;                                           \
+    slots = frame->slots;                                      \
+    constants = frame->closure->proto->chunk.constants.values; \
+  } while (0)
+/* Back in the caller after a frame was popped (sp is set by the caller). */
+#define LOAD_CALLER()                                          \
   do {                                                         \
     frame = &thread->frames[thread->frame_count - 1];          \
     ip = frame->ip;                                            \
@@ -97,21 +125,48 @@ SimStatus INTERP_LOOP(VM *vm) {
     result = fn(vm, thread, frame); \
     goto prim_done;                  \
   } while (0)
-/* Push a frame for `closure` whose slots are the top `count` values of
- * the stack (stack overflow is a runtime error). */
-#define PUSH_FRAME(closure, count, what)                                                           \
-  do {                                                                                             \
-    if (!thread_reserve(vm, thread, (closure)->proto->max_slots)) RUNTIME_ERROR("stack overflow"); \
-    if (!thread_push_frame(vm, thread, (closure), thread->sp - (count)))                           \
-      RUNTIME_ERROR("stack overflow (%d nested %s)", THREAD_MAX_FRAMES, what);                     \
-    LOAD_FRAME();                                                                                  \
+/* A scheduling point, just after an effect on shared state (`object`, NULL
+ * for none; `write`: changed): under schedule exploration another thread
+ * may run from here (vm/explore.h). One predictable branch otherwise. */
+#define EXPLORE_POINT(object, write)                                                                   \
+  do {                                                                                                 \
+    if (__builtin_expect(vm->explore != NULL, 0) && explore_point(vm, thread, (Obj *)(object), (write))) \
+      goto switch_thread;                                                                              \
   } while (0)
-/* The one check before every instruction: the instructions run against
- * stop_at, which vm_update_stop lowers for --max-steps and --max-work and
- * vm_stop (a signal handler, a trace cap, an output error) sets to 0. It
- * is read from memory each time, so a stop is seen at the next
- * instruction; no other per-instruction test is needed. */
-#define STEP_CHECK() __builtin_expect(steps++ >= atomic_load_explicit(&vm->stop_at, memory_order_relaxed), 0)
+/* Push a frame for `closure` whose slots are the top `count` values of the
+ * stack (the caller has stored the frame). Inline when the frame and the
+ * callee's deepest stack fit (proto->max_slots, computed by the compiler);
+ * else the thread grows its stacks (stack overflow is a runtime error). */
+#define PUSH_FRAME(callee, count, what)                                                               \
+  do {                                                                                                 \
+    ObjClosure *closure_ = (callee);                                                                   \
+    ObjProto *callee_ = closure_->proto;                                                              \
+    frame->ip = ip; /* where the caller goes on */                                                     \
+    if (__builtin_expect(thread->frame_count < thread->frame_capacity &&                               \
+                             sp + callee_->max_slots <= thread->stack + thread->stack_capacity, 1)) {   \
+      frame = &thread->frames[thread->frame_count++];                                                  \
+      frame->closure = closure_;                                                                      \
+      frame->ip = ip = callee_->chunk.code;                                                            \
+      frame->slots = slots = sp - (count);                                                             \
+      frame->profile_node = -1;                                                                        \
+      constants = callee_->chunk.constants.values;                                                     \
+    } else {                                                                                           \
+      thread->sp = sp;                                                                                 \
+      if (!thread_reserve(vm, thread, callee_->max_slots)) RUNTIME_ERROR("stack overflow");             \
+      if (!thread_push_frame(vm, thread, closure_, thread->sp - (count)))                             \
+        RUNTIME_ERROR("stack overflow (%d nested %s)", THREAD_MAX_FRAMES, what);                       \
+      LOAD_FRAME();                                                                                    \
+    }                                                                                                  \
+  } while (0)
+/* The limits' check, at every call and bind: once the instructions run
+ * before this one reach stop_at, the run stops. vm_update_stop sets it for
+ * --max-steps and --max-work, and to 0 when the heap limit is passed;
+ * vm_stop (a signal handler, a trace cap, an output error) sets it to 0. */
+#define CHECKPOINT()                                                                              \
+  do {                                                                                            \
+    if (__builtin_expect(steps > atomic_load_explicit(&vm->stop_at, memory_order_relaxed), 0))  \
+      goto limit_reached;                                                                         \
+  } while (0)
 
 #ifdef COMPUTED_GOTO
   static void *const dispatch_table[OP_COUNT] = {
@@ -120,12 +175,12 @@ SimStatus INTERP_LOOP(VM *vm) {
 #undef OPCODE
   };
 #define CASE(name) op_##name
-#define DISPATCH()                             \
-  do {                                         \
-    if (STEP_CHECK()) goto step_limit_reached; \
-    op = READ_BYTE();                          \
-    PROFILE_INSTRUCTION();                     \
-    goto *dispatch_table[op];                  \
+#define DISPATCH()            \
+  do {                        \
+    steps++;                  \
+    op = READ_BYTE();         \
+    PROFILE_INSTRUCTION();    \
+    goto *dispatch_table[op]; \
   } while (0)
 #define EXECUTE(o) goto *dispatch_table[(op = (o))]
 #define LOOP_START DISPATCH();
@@ -140,7 +195,7 @@ SimStatus INTERP_LOOP(VM *vm) {
   } while (0)
 #define LOOP_START                             \
   fetch:                                       \
-  if (STEP_CHECK()) goto step_limit_reached;   \
+  steps++;                                     \
   op = READ_BYTE();                            \
   PROFILE_INSTRUCTION();                       \
   execute:                                     \
@@ -159,6 +214,10 @@ next_thread:
     if (thread != previous) vm->stats.switches++;
   }
   LOAD_FRAME();
+  if (__builtin_expect(steps >= atomic_load_explicit(&vm->stop_at, memory_order_relaxed), 0)) {
+    vm->steps = steps; /* a stop seen as a thread is about to run: none of its instructions ran */
+    return vm_stopped(vm);
+  }
   if (sched_should_raise(thread)) {
     exc = sched_take_pending(vm, thread);
     goto throw_exception;
@@ -173,11 +232,11 @@ next_thread:
   CASE(FALSE): PUSH(BOOL_VAL(false)); DISPATCH();
   CASE(NIL): PUSH(NIL_VAL); DISPATCH();
   CASE(NONE): PUSH(NONE_VAL); DISPATCH();
-  CASE(POP): thread->sp--; DISPATCH();
+  CASE(POP): sp--; DISPATCH();
   CASE(SLIDE): {
     int n = READ_BYTE();
     Value top = PEEK(0);
-    thread->sp -= n;
+    sp -= n;
     PEEK(0) = top;
     DISPATCH();
   }
@@ -206,26 +265,51 @@ next_thread:
   CASE(ACTION): {
     const Builtin *made = &builtin_table[READ_BYTE()];
     STORE_FRAME();
-    ObjAction *action = obj_action(vm, (uint8_t)(made - builtin_table), made->arity, thread->sp - made->arity);
+    ObjAction *action = obj_action(vm, (uint8_t)(made - builtin_table), made->arity, sp - made->arity);
     action->prelude = frame->closure->proto->prelude;
-    thread->sp -= made->arity;
+    sp -= made->arity;
     PUSH(OBJ_VAL(action));
     DISPATCH();
   }
 
-  CASE(ADD):
-  CASE(SUB):
-  CASE(MUL):
+  /* ints inline (overflow goes the slow way, to its error); the rest in vm/ops.c */
+#define ARITH(name, builtin_overflow)                                                     \
+  CASE(name): {                                                                           \
+    Value b = PEEK(0), a = PEEK(1);                                                       \
+    int64_t r;                                                                            \
+    if (__builtin_expect(IS_INT(a) && IS_INT(b) && !builtin_overflow(AS_INT(a), AS_INT(b), &r), 1)) { \
+      sp--;                                                                               \
+      PEEK(0) = INT_VAL(r);                                                               \
+      DISPATCH();                                                                         \
+    }                                                                                     \
+    goto arith_slow;                                                                      \
+  }
+  ARITH(ADD, __builtin_add_overflow)
+  ARITH(SUB, __builtin_sub_overflow)
+  ARITH(MUL, __builtin_mul_overflow)
+#undef ARITH
   CASE(DIV):
-  CASE(MOD): {
-    Value b = PEEK(0), a = PEEK(1), value;
-    if (IS_INT(a) && IS_INT(b) && op == OP_ADD && !__builtin_add_overflow(AS_INT(a), AS_INT(b), &value.as.integer)) {
-      value.type = VAL_INT;
-    } else {
-      STORE_FRAME();
-      CHECK(ops_arith(vm, (OpCode)op, a, b, &value));
+  CASE(MOD):
+  arith_slow: {
+    Value value;
+    STORE_FRAME();
+    CHECK(ops_arith(vm, (OpCode)op, PEEK(1), PEEK(0), &value));
+    sp--;
+    PEEK(0) = value;
+    DISPATCH();
+  }
+  CASE(ADDI):
+  CASE(SUBI): {
+    Value a = PEEK(0);
+    int64_t k = (int8_t)READ_BYTE(), r;
+    if (__builtin_expect(IS_INT(a), 1) &&
+        !(op == OP_ADDI ? __builtin_add_overflow(AS_INT(a), k, &r) : __builtin_sub_overflow(AS_INT(a), k, &r))) {
+      PEEK(0) = INT_VAL(r);
+      DISPATCH();
     }
-    thread->sp--;
+    Value value;
+    STORE_FRAME();
+    CHECK(ops_arith(vm, op == OP_ADDI ? OP_ADD : OP_SUB, a, INT_VAL(k), &value));
     PEEK(0) = value;
     DISPATCH();
   }
@@ -241,47 +325,81 @@ next_thread:
     DISPATCH();
   CASE(EQ):
   CASE(NE): {
-    uint64_t visited = 0;
-    bool equal = value_equal_counted(PEEK(1), PEEK(0), &visited);
-    if (visited > 1) vm_work(vm, visited);
-    thread->sp--;
+    Value b = PEEK(0), a = PEEK(1);
+    bool equal;
+    if (IS_INT(a) && IS_INT(b)) {
+      equal = AS_INT(a) == AS_INT(b);
+    } else {
+      uint64_t visited = 0;
+      equal = value_equal_counted(a, b, &visited);
+      if (visited > 1) vm_work(vm, visited);
+    }
+    sp--;
     PEEK(0) = BOOL_VAL(op == OP_EQ ? equal : !equal);
     DISPATCH();
   }
-  CASE(LT):
-  CASE(LE):
-  CASE(GT):
-  CASE(GE): {
+  CASE(EQI): {
+    Value a = PEEK(0), k = INT_VAL((int8_t)READ_BYTE());
+    PEEK(0) = BOOL_VAL(IS_INT(a) ? AS_INT(a) == AS_INT(k) : value_equal(a, k));
+    DISPATCH();
+  }
+  /* ints (and durations, which compare the same way) inline */
+#define COMPARE(name, cmp)                                                                    \
+  CASE(name): {                                                                               \
+    Value b = PEEK(0), a = PEEK(1);                                                           \
+    if (__builtin_expect(a.type == b.type && (IS_INT(a) || IS_DURATION(a)), 1)) {             \
+      sp--;                                                                                   \
+      PEEK(0) = BOOL_VAL(AS_INT(a) cmp AS_INT(b));                                            \
+      DISPATCH();                                                                             \
+    }                                                                                         \
+    goto compare_slow;                                                                        \
+  }                                                                                           \
+  CASE(name##I): {                                                                            \
+    Value a = PEEK(0);                                                                        \
+    int64_t k = (int8_t)READ_BYTE();                                                          \
+    if (__builtin_expect(IS_INT(a), 1)) {                                                     \
+      PEEK(0) = BOOL_VAL(AS_INT(a) cmp k);                                                    \
+      DISPATCH();                                                                             \
+    }                                                                                         \
+    int order;                                                                                \
+    STORE_FRAME();                                                                            \
+    CHECK(ops_compare(vm, a, INT_VAL(k), &order));                                            \
+    PEEK(0) = BOOL_VAL(order_holds(OP_##name, order));                                        \
+    DISPATCH();                                                                               \
+  }
+  COMPARE(LT, <)
+  COMPARE(LE, <=)
+  COMPARE(GT, >)
+  COMPARE(GE, >=)
+#undef COMPARE
+  compare_slow: {
     int order;
     STORE_FRAME();
     CHECK(ops_compare(vm, PEEK(1), PEEK(0), &order));
-    /* order 2 means unordered (NaN): every comparison is false */
-    bool holds = op == OP_LT ? order == -1 : op == OP_LE ? (order == -1 || order == 0)
-               : op == OP_GT ? order == 1 : (order == 0 || order == 1);
-    thread->sp--;
-    PEEK(0) = BOOL_VAL(holds);
+    sp--;
+    PEEK(0) = BOOL_VAL(order_holds((OpCode)op, order));
     DISPATCH();
   }
   CASE(CONCAT): {
     Value value;
     STORE_FRAME();
     CHECK(ops_concat(vm, PEEK(1), PEEK(0), &value));
-    thread->sp--;
+    sp--;
     PEEK(0) = value;
     DISPATCH();
   }
 
   CASE(LIST): {
     int n = READ_BYTE();
-    STORE_FRAME();
     /* cons from the last element; the list so far stays rooted on the stack */
     PUSH(NIL_VAL);
+    STORE_FRAME();
     for (int i = 0; i < n; i++) {
       ObjCons *cell = obj_cons(vm, PEEK(1 + i), PEEK(0));
       PEEK(0) = OBJ_VAL(cell);
     }
     Value list = PEEK(0);
-    thread->sp -= n + 1;
+    sp -= n + 1;
     PUSH(list);
     DISPATCH();
   }
@@ -289,13 +407,13 @@ next_thread:
     int n = READ_BYTE();
     STORE_FRAME();
     ObjRecord *record = obj_record(vm, n);
-    Value *pairs = thread->sp - 2 * n;
+    Value *pairs = sp - 2 * n;
     for (int i = 0; i < n; i++) {
       if (!IS_STRING(pairs[2 * i])) RUNTIME_ERROR("a record field name must be a string");
       record->fields[i].name = obj_intern(vm, AS_STRING(pairs[2 * i]));
       record->fields[i].value = pairs[2 * i + 1];
     }
-    thread->sp -= 2 * n;
+    sp -= 2 * n;
     PUSH(OBJ_VAL(record));
     DISPATCH();
   }
@@ -309,7 +427,7 @@ next_thread:
     Value value;
     STORE_FRAME();
     CHECK(ops_index(vm, PEEK(1), PEEK(0), &value));
-    thread->sp--;
+    sp--;
     PEEK(0) = value;
     DISPATCH();
   }
@@ -326,13 +444,26 @@ next_thread:
     if (!AS_BOOL(cond)) ip += offset;
     DISPATCH();
   }
+  CASE(CALL): {
+    /* the common case inline: a function of the right arity */
+    CHECKPOINT();
+    int argc = READ_BYTE();
+    Value callee = PEEK(argc);
+    if (__builtin_expect(IS_OBJ_TYPE(callee, OBJ_CLOSURE), 1)) {
+      ObjClosure *closure = AS_CLOSURE(callee);
+      if (__builtin_expect(closure->proto->kind == PROTO_FUNCTION && argc == closure->proto->arity, 1)) {
+        PUSH_FRAME(closure, argc + 1, "calls");
+        DISPATCH();
+      }
+    }
+    ip--; /* back to the operand */
+    goto call;
+  }
   CASE(CALL_BIND):
   CASE(TAIL_CALL_BIND):
-  CASE(CALL):
-  CASE(TAIL_CALL): {
-    /* every loop passes through a call or a bind (there are no backward
-     * jumps), so checking the heap limit here and in BIND stops any runaway */
-    if (vm->heap_exceeded) goto heap_limit_reached;
+  CASE(TAIL_CALL):
+    CHECKPOINT();
+  call: {
     int argc = READ_BYTE();
     Value callee = PEEK(argc);
     if (IS_FUNCTION_CLOSURE(callee)) {
@@ -345,8 +476,8 @@ next_thread:
       if (proto->kind == PROTO_ACTION_FN && !run_now) {
         /* a plain call of an action function builds the suspended call */
         STORE_FRAME();
-        ObjAction *call = obj_action(vm, ACTION_CALL, argc + 1, thread->sp - argc - 1);
-        thread->sp -= argc;
+        ObjAction *call = obj_action(vm, ACTION_CALL, argc + 1, sp - argc - 1);
+        sp -= argc;
         PEEK(0) = OBJ_VAL(call);
         DISPATCH();
       }
@@ -357,16 +488,19 @@ next_thread:
           vm->stats.stack_continuations++;
         }
       }
-      STORE_FRAME();
       if (op == OP_TAIL_CALL || (op == OP_TAIL_CALL_BIND && run_now)) {
-        memmove(slots, thread->sp - argc - 1, (size_t)(argc + 1) * sizeof(Value));
-        thread->sp = slots + argc + 1;
-        if (!thread_reserve(vm, thread, proto->max_slots)) RUNTIME_ERROR("stack overflow");
-        frame = &thread->frames[thread->frame_count - 1];
+        /* the callee and its arguments replace this frame's slots */
+        memmove(slots, sp - argc - 1, (size_t)(argc + 1) * sizeof(Value));
+        sp = slots + argc + 1;
         frame->closure = closure;
-        frame->ip = proto->chunk.code;
+        frame->ip = ip = proto->chunk.code;
         frame->profile_node = -1;
-        LOAD_FRAME();
+        constants = proto->chunk.constants.values;
+        if (__builtin_expect(sp - 1 + proto->max_slots > thread->stack + thread->stack_capacity, 0)) {
+          thread->sp = sp;
+          if (!thread_reserve(vm, thread, proto->max_slots)) RUNTIME_ERROR("stack overflow");
+          LOAD_FRAME();
+        }
       } else {
         PUSH_FRAME(closure, argc + 1, "calls");
       }
@@ -380,46 +514,69 @@ next_thread:
                       called->arity == 1 ? "" : "s", argc, argc == 1 ? "is" : "are");
       Value value;
       if (called->native) {
-        CHECK(called->native(vm, thread->sp - argc, &value));
+        CHECK(called->native(vm, sp - argc, &value));
       } else {
-        ObjAction *action = obj_action(vm, (uint8_t)(called - builtin_table), argc, thread->sp - argc);
+        ObjAction *action = obj_action(vm, (uint8_t)(called - builtin_table), argc, sp - argc);
         action->prelude = frame->closure->proto->prelude;
         value = OBJ_VAL(action);
       }
-      thread->sp -= argc + 1;
+      sp -= argc + 1;
       PUSH(value);
       DISPATCH();
     }
     if (IS_RUNNABLE(callee)) RUNTIME_ERROR("cannot call an action: run it with '<-' or as a statement instead");
     RUNTIME_ERROR("cannot call %s: it is not a function", value_type_name(callee));
   }
+  CASE(CALL_SELF): {
+    /* this frame's function calls itself: the callee (pushed by GET_LOCAL 0)
+     * is known to be a value function of this arity */
+    CHECKPOINT();
+    int argc = READ_BYTE();
+    PUSH_FRAME(frame->closure, argc + 1, "calls");
+    DISPATCH();
+  }
+  CASE(TAIL_SELF_BIND):
+    vm->stats.binds++;
+    goto tail_self; /* the action function's body starts again */
+  CASE(TAIL_SELF):
+  tail_self: {
+    CHECKPOINT();
+    int argc = READ_BYTE();
+    /* the arguments replace the parameters; the frame already fits */
+    Value *args = sp - argc;
+    for (int i = 0; i < argc; i++) slots[1 + i] = args[i];
+    sp = slots + argc + 1;
+    ip = frame->closure->proto->chunk.code;
+    frame->profile_node = -1; /* counted as a call, as TAIL_CALL is */
+    DISPATCH();
+  }
   CASE(RETURN): {
     Value value = POP();
-    thread->sp = slots;
+    sp = slots;
     thread->frame_count--;
-    LOAD_FRAME();
+    LOAD_CALLER();
     PUSH(value);
     DISPATCH();
   }
 
   CASE(BIND): {
     Value action;
-    if (vm->heap_exceeded) goto heap_limit_reached;
+    CHECKPOINT();
     vm->stats.binds++;
     if (!vm->optimize && frame->closure->proto->line > 0) {
       /* -O0, io-sim's strategy: the rest of this block becomes a heap
        * continuation, and a continuation frame takes this frame's place */
       vm->stats.heap_continuations++;
       STORE_FRAME();
-      ObjContinuation *cont = obj_continuation(vm, frame->closure, ip, (int)(thread->sp - 1 - slots), slots);
+      ObjContinuation *cont = obj_continuation(vm, frame->closure, ip, (int)(sp - 1 - slots), slots);
       action = PEEK(0);
-      thread->sp = slots;
+      sp = slots;
       PUSH(OBJ_VAL(cont));
       PUSH(action);
       frame->closure = vm->resume_closure;
-      frame->ip = vm->resume_closure->proto->chunk.code + 1; /* after its BIND */
+      frame->ip = ip = vm->resume_closure->proto->chunk.code + 1; /* after its BIND */
       frame->profile_node = -1;
-      LOAD_FRAME();
+      constants = vm->resume_closure->proto->chunk.constants.values;
     } else {
       vm->stats.stack_continuations++;
     }
@@ -431,15 +588,17 @@ next_thread:
   run_action:
     action = PEEK(0);
     if (IS_BLOCK_CLOSURE(action)) {
-      STORE_FRAME();
       PUSH_FRAME(AS_CLOSURE(action), 1, "binds");
       DISPATCH();
     }
     if (IS_ACTION(action)) {
       ObjAction *primitive = AS_ACTION(action);
-      thread->sp--;
-      STORE_FRAME();
-      if (!thread_reserve(vm, thread, primitive->argc + 1)) RUNTIME_ERROR("stack overflow");
+      sp--;
+      if (sp + primitive->argc + 1 > thread->stack + thread->stack_capacity) {
+        STORE_FRAME();
+        if (!thread_reserve(vm, thread, primitive->argc + 1)) RUNTIME_ERROR("stack overflow");
+        LOAD_FRAME(); /* the stack moved */
+      }
       for (int i = 0; i < primitive->argc; i++) PUSH(primitive->args[i]);
       if (primitive->builtin == ACTION_CALL) {
         /* a suspended call: the closure and its arguments become the frame's slots */
@@ -454,16 +613,16 @@ next_thread:
     RUNTIME_ERROR("cannot run %s: it is not an action", value_type_name(action));
   }
   CASE(TAIL_BIND): {
-    if (vm->heap_exceeded) goto heap_limit_reached;
+    CHECKPOINT();
     vm->stats.binds++;
     /* A block replaces this frame, so a loop of tail binds runs in constant
      * stack. A primitive runs in this frame, which keeps its line for errors;
      * the RETURN after this opcode then returns its result. */
     Value action = PEEK(0);
     if (!IS_BLOCK_CLOSURE(action) && !IS_SUSPENDED_CALL(action)) goto run_action;
-    thread->sp = slots;
+    sp = slots;
     thread->frame_count--;
-    LOAD_FRAME();
+    LOAD_CALLER();
     PUSH(action);
     goto run_action;
   }
@@ -471,13 +630,16 @@ next_thread:
     /* -O0: the action bound by the continuation frame returned: rebuild the frame */
     Value value = POP();
     ObjContinuation *cont = AS_CONTINUATION(slots[0]);
-    thread->sp = slots;
+    sp = slots;
     thread->frame_count--;
+    LOAD_CALLER();
     STORE_FRAME();
     if (!thread_reserve(vm, thread, cont->closure->proto->max_slots)) RUNTIME_ERROR("stack overflow");
-    Value *base = thread->sp;
+    sp = thread->sp;
+    Value *base = sp;
     for (int i = 0; i < cont->count; i++) PUSH(cont->values[i]);
     PUSH(value);
+    thread->sp = sp;
     thread_push_frame(vm, thread, cont->closure, base);
     thread->frames[thread->frame_count - 1].ip = cont->ip;
     LOAD_FRAME();
@@ -486,13 +648,23 @@ next_thread:
 
   /* ---- primitives ---- */
 
+  CASE(NATIVE): {
+    /* a builtin function called by name: its entry checks the arguments */
+    const Builtin *called = &builtin_table[READ_BYTE()];
+    Value value;
+    STORE_FRAME(); /* it may allocate, or report an error here */
+    CHECK(called->native(vm, sp - called->arity, &value));
+    sp -= called->arity;
+    PUSH(value);
+    DISPATCH();
+  }
   CASE(PRIM):
     builtin = &builtin_table[READ_BYTE()];
     by_prelude = frame->closure->proto->prelude;
   prim_call:
     /* the builtin's arguments are on the stack; its entry checks them */
     STORE_FRAME();
-    result = ((PrimFn)builtin->prim)(vm, thread, thread->sp - builtin->arity, by_prelude);
+    result = ((PrimFn)builtin->prim)(vm, thread, sp - builtin->arity, by_prelude);
   prim_done:
     if (__builtin_expect(result == PRIM_NEXT, 1)) {
       LOAD_FRAME();
@@ -501,28 +673,38 @@ next_thread:
     switch (result) {
       case PRIM_NEXT: break;
       case PRIM_SWITCH: goto next_thread;
-      case PRIM_RAISE: exc = PEEK(0); goto throw_exception;
+      case PRIM_RAISE: exc = thread->sp[-1]; goto throw_exception;
       case PRIM_ERROR: goto prim_error;
       case PRIM_STOP: vm->steps = steps; return vm->halt_status;
     }
     RUNTIME_ERROR("internal error: a primitive gave result %d", (int)result);
-  CASE(DELAY): {
+  CASE(DELAY_K):
+    PUSH(constants[READ_U16()]);
+    goto delay;
+  CASE(DELAY):
+  delay: {
     /* the common case inline; an argument to report, a transaction, a
      * negative delay, an exception waiting for an interruptible point or
      * an event to report: the builtin's function */
     Value d = PEEK(0);
-    if (!IS_DURATION(d) || AS_DURATION(d) < 0 || thread->in_transaction || thread->pending_count || vm->sink_count) {
+    if (!IS_DURATION(d) || AS_DURATION(d) < 0 || thread->in_transaction || thread->pending_count || vm->sink_count ||
+        vm->explore) {
       builtin = &builtin_table[BUILTIN_delay];
       by_prelude = false;
       goto prim_call;
     }
     vm->stats.events++; /* its delay event, which no sink wants */
     PEEK(0) = UNIT_VAL;
+    if (sched_delay_alone(vm, AS_DURATION(d))) DISPATCH(); /* nothing runs before it wakes */
     STORE_FRAME();
     sched_delay(vm, thread, AS_DURATION(d));
     goto next_thread;
   }
-  CASE(SAY): {
+  CASE(SAY_K):
+    PUSH(constants[READ_U16()]);
+    goto say;
+  CASE(SAY):
+  say: {
     /* the common case inline; a transaction or an action to report: the
      * builtin's function */
     Value what = PEEK(0);
@@ -531,9 +713,14 @@ next_thread:
       by_prelude = false;
       goto prim_call;
     }
-    STORE_FRAME();
-    prim_emit_say(vm, thread, what);
+    if (vm->config.write_say || vm->sink_count) {
+      STORE_FRAME();
+      prim_emit_say(vm, thread, what);
+    } else {
+      vm->stats.events++; /* nothing is printed: nothing is shown */
+    }
     PEEK(0) = UNIT_VAL;
+    EXPLORE_POINT(NULL, false);
     DISPATCH();
   }
   CASE(LABEL_NEW): {
@@ -588,19 +775,20 @@ throw_exception:
     LOAD_FRAME();
     DISPATCH();
   }
-  if (thread == vm->main_thread) {
+  if (thread == vm->main_thread || unwind_death_fails_run(vm, exc)) {
     vm->steps = steps;
-    return sched_main_ended(vm, SIM_FAILED);
+    vm->failed_thread = thread;
+    vm->failure = exc;
+    return thread == vm->main_thread ? sched_main_ended(vm, SIM_FAILED) : SIM_FAILED;
   }
   goto next_thread;
 
-heap_limit_reached:
-  vm->steps = steps;
-  vm_report(vm, "simvm: heap limit reached: %zu bytes in use (--max-heap)\n", vm->bytes_allocated);
-  return SIM_LIMIT;
+switch_thread: /* EXPLORE_POINT: another thread runs now */
+  STORE_FRAME();
+  goto next_thread;
 
-step_limit_reached:
-  /* at an instruction boundary: the frame shows where the thread is */
+limit_reached:
+  /* at a call or bind, before it runs: the frame shows where the thread is */
   STORE_FRAME();
   vm->steps = steps - 1;
   return vm_stopped(vm);

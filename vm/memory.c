@@ -14,13 +14,39 @@
 
 void *xrealloc(void *ptr, size_t size) { return mem_realloc(ptr, size); }
 
-Obj *gc_alloc(VM *vm, size_t size, ObjType type) {
-  if (!vm->gc_paused && (vm->gc_stress || vm->bytes_allocated + size > vm->next_gc)) gc_collect(vm);
-  if (vm->config.max_heap && !vm->heap_exceeded && vm->bytes_allocated + size > vm->config.max_heap &&
-      !vm->gc_paused) {
+void gc_update_limit(VM *vm) {
+  size_t limit = vm->gc_stress ? 0 : vm->next_gc;
+  if (vm->config.max_heap && !vm->heap_exceeded && vm->config.max_heap < limit) limit = vm->config.max_heap;
+  vm->alloc_limit = limit;
+}
+
+/* An allocation would pass alloc_limit: collect, and check --max-heap. */
+static void make_room(VM *vm, size_t size) {
+  if (vm->gc_paused) return; /* the compiler's objects are not rooted yet */
+  if (vm->gc_stress || vm->bytes_allocated + size > vm->next_gc) gc_collect(vm);
+  if (vm->config.max_heap && !vm->heap_exceeded && vm->bytes_allocated + size > vm->config.max_heap) {
     gc_collect(vm); /* count only what is live */
-    if (vm->bytes_allocated + size > vm->config.max_heap) vm->heap_exceeded = true;
+    if (vm->bytes_allocated + size > vm->config.max_heap) {
+      vm->heap_exceeded = true;
+      vm_update_stop(vm); /* the loop stops at its next call or bind */
+    }
   }
+  gc_update_limit(vm);
+}
+
+/* The types whose objects own storage outside their slot (young_owners). */
+#define OWNER_TYPES (1u << OBJ_STRING | 1u << OBJ_TVAR | 1u << OBJ_PROTO)
+
+static void note_owner(VM *vm, Obj *obj) {
+  if (vm->young_owner_count == vm->young_owner_capacity) {
+    vm->young_owner_capacity = vm->young_owner_capacity ? 2 * vm->young_owner_capacity : 64;
+    vm->young_owners = xrealloc(vm->young_owners, (size_t)vm->young_owner_capacity * sizeof(Obj *));
+  }
+  vm->young_owners[vm->young_owner_count++] = obj;
+}
+
+Obj *gc_alloc(VM *vm, size_t size, ObjType type) {
+  if (__builtin_expect(vm->bytes_allocated + size > vm->alloc_limit, 0)) make_room(vm, size);
   vm->bytes_allocated += size;
   vm->stats.allocations++;
   vm->stats.bytes_allocated += size;
@@ -28,6 +54,7 @@ Obj *gc_alloc(VM *vm, size_t size, ObjType type) {
   Obj *obj = heap_alloc(&vm->heap, size);
   obj->type = type;
   obj->marked = false;
+  if (OWNER_TYPES >> type & 1) note_owner(vm, obj);
   return obj;
 }
 
@@ -87,11 +114,16 @@ static void mark_thread(GrayStack *gray, ObjThread *thread) {
   mark_value(gray, thread->raised_value);
   mark_obj(gray, thread->wait_object);
   mark_value(gray, thread->wait_value);
-  for (int i = 0; i < thread->undo_count; i++) {
-    mark_obj(gray, (Obj *)thread->undo[i].tvar);
-    mark_value(gray, thread->undo[i].old);
+  for (int i = 0; i < thread->wait_count; i++) mark_obj(gray, (Obj *)thread->wait_set[i]);
+}
+
+/* The running transaction's logs (empty between transactions). */
+static void mark_stm_log(VM *vm, GrayStack *gray) {
+  for (int i = 0; i < vm->stm.undo_count; i++) {
+    mark_obj(gray, (Obj *)vm->stm.undo[i].tvar);
+    mark_value(gray, vm->stm.undo[i].old);
   }
-  for (int i = 0; i < thread->read_count; i++) mark_obj(gray, (Obj *)thread->reads[i]);
+  for (int i = 0; i < vm->stm.read_count; i++) mark_obj(gray, (Obj *)vm->stm.reads[i]);
 }
 
 /* Every root, in one place. */
@@ -115,8 +147,11 @@ static void mark_roots(VM *vm, GrayStack *gray) {
   mark_obj(gray, (Obj *)vm->main_thread);
   mark_obj(gray, (Obj *)vm->current);
   mark_value(gray, vm->result);
+  mark_obj(gray, (Obj *)vm->failed_thread);
+  mark_value(gray, vm->failure);
   mark_value(gray, vm->main_action);
   for (ObjThread *t = vm->live; t; t = t->live_next) mark_obj(gray, (Obj *)t);
+  mark_stm_log(vm, gray);
   for (int i = 0; i < vm->run_queue.count; i++) {
     RunEntry *entry = &vm->run_queue.items[(vm->run_queue.head + i) & (vm->run_queue.capacity - 1)];
     mark_obj(gray, (Obj *)entry->thread);
@@ -245,9 +280,11 @@ static void finalize(VM *vm, Obj *obj) {
     case OBJ_THREAD:
       thread_free(vm, (ObjThread *)obj);
       break;
-    case OBJ_TVAR: /* its timer has no heap entry: an entry keeps its owner alive */
-      free(((ObjTVar *)obj)->waiters);
+    case OBJ_TVAR: { /* its timer has no heap entry: an entry keeps its owner alive */
+      ObjTVar *tvar = (ObjTVar *)obj;
+      if (tvar->waiters != tvar->waiter_one) free(tvar->waiters);
       break;
+    }
     default:
       break;
   }
@@ -271,6 +308,14 @@ static double wall_seconds(void) {
   return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
 }
 
+/* The sweep is about to free (and finalize) the unmarked young owners. */
+static void forget_dead_owners(VM *vm) {
+  int kept = 0;
+  for (int i = 0; i < vm->young_owner_count; i++)
+    if (vm->young_owners[i]->marked) vm->young_owners[kept++] = vm->young_owners[i];
+  vm->young_owner_count = kept;
+}
+
 void gc_collect(VM *vm) {
   double started = wall_seconds();
   vm->stats.gc_cycles++;
@@ -279,10 +324,12 @@ void gc_collect(VM *vm) {
   while (gray.count > 0) blacken(&gray, gray.items[--gray.count]);
   free(gray.items);
   table_remove_unmarked(&vm->strings);
+  forget_dead_owners(vm);
   heap_sweep(&vm->heap, sweep_object, vm);
   /* the old generation is never traced again: only the young heap counts */
   size_t young = vm->bytes_allocated - vm->old_bytes;
   vm->next_gc = vm->old_bytes + (young * GC_GROWTH < GC_FIRST_THRESHOLD ? GC_FIRST_THRESHOLD : young * GC_GROWTH);
+  gc_update_limit(vm);
   vm->stats.gc_seconds += wall_seconds() - started;
 }
 
@@ -297,23 +344,26 @@ static bool promote_object(void *ctx, Obj *obj) {
 void gc_promote(VM *vm) {
   heap_each(&vm->heap, true, promote_object, vm);
   heap_promote(&vm->heap);
+  vm->young_owner_count = 0; /* old objects are finalized only by gc_free_all */
 }
 
-/* A young object of a finished run, about to be forgotten. */
-static bool discard_object(void *ctx, Obj *obj) {
-  VM *vm = ctx;
-  if (obj->type == OBJ_STRING) {
-    if (((ObjString *)obj)->interned) table_delete(&vm->strings, (ObjString *)obj);
-  }
-  else finalize(vm, obj);
-  return true;
-}
-
+/* Forget the young heap without visiting it: only the young owners hold
+ * anything outside their slots. Threads are not among them: by now every
+ * one has been released (thread_release frees its stacks and logs). */
 void gc_free_young(VM *vm) {
-  heap_each(&vm->heap, true, discard_object, vm);
+  for (int i = 0; i < vm->young_owner_count; i++) {
+    Obj *obj = vm->young_owners[i];
+    if (obj->type == OBJ_STRING) {
+      if (((ObjString *)obj)->interned) table_delete(&vm->strings, (ObjString *)obj); /* others are in no table */
+    } else {
+      finalize(vm, obj);
+    }
+  }
+  vm->young_owner_count = 0;
   heap_reset_young(&vm->heap);
   vm->bytes_allocated = vm->old_bytes;
   vm->next_gc = vm->old_bytes + GC_FIRST_THRESHOLD;
+  gc_update_limit(vm);
 }
 
 static bool free_object(void *ctx, Obj *obj) {

@@ -33,12 +33,18 @@
  * For VM-owned arrays, not GC objects. It is lang/alloc.h's funnel. */
 void *xrealloc(void *ptr, size_t size);
 
-/* Allocate a GC object of `size` bytes and type `type`; may collect first. */
+/* Allocate a GC object of `size` bytes and type `type`; may collect first
+ * (when the heap would pass alloc_limit). */
 Obj *gc_alloc(VM *vm, size_t size, ObjType type);
 
 /* Account for `delta` bytes of storage owned by objects (thread stacks);
  * the heap-size figure and the GC trigger count it. */
 void gc_account(VM *vm, ptrdiff_t delta);
+
+/* Set alloc_limit, the heap size at which an allocation stops to collect
+ * or check --max-heap, from next_gc, max_heap and gc_stress (after any of
+ * them changes). */
+void gc_update_limit(VM *vm);
 
 /* Run a full collection now. */
 void gc_collect(VM *vm);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "builtins.h"
+#include "explore.h"
 #include "state.h"
 
 #define ALLOCATE(vm, type, extra, tag) ((type *)gc_alloc((vm), sizeof(type) + (extra), (tag)))
@@ -157,6 +158,7 @@ ObjMVar *obj_mvar(VM *vm, bool full, Value value) {
   mvar->takers_head = mvar->takers_tail = NULL;
   mvar->putters_head = mvar->putters_tail = NULL;
   mvar->last_taker = mvar->last_putter = NULL;
+  mvar->explore_id = vm->explore ? explore_object_id(vm) : 0;
   return mvar;
 }
 
@@ -165,8 +167,9 @@ ObjTVar *obj_tvar(VM *vm, Value value) {
   tvar->value = value;
   tvar->label = NULL;
   tvar->read_stamp = tvar->write_stamp = 0;
-  tvar->waiters = NULL;
-  tvar->waiter_count = tvar->waiter_capacity = 0;
+  tvar->waiters = tvar->waiter_one;
+  tvar->waiter_count = 0;
+  tvar->waiter_capacity = 1;
   tvar->timer.set = false;
   tvar->timer.kind = TIMER_TVAR;
   tvar->timer.owner = &tvar->obj;
@@ -174,6 +177,7 @@ ObjTVar *obj_tvar(VM *vm, Value value) {
   tvar->timer.seq = 0;
   tvar->trace_fn = UNIT_VAL;
   tvar->last_writer = NULL;
+  tvar->explore_id = vm->explore ? explore_object_id(vm) : 0;
   return tvar;
 }
 

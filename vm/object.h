@@ -143,7 +143,9 @@ typedef struct {
 typedef enum {
   EXC_KILLED,         /* ThreadKilled, thrown by kill()                    */
   EXC_ERROR,          /* a runtime error; message and stack trace inside  */
-  EXC_RETRY           /* retry(): unwinds to orElse or atomically          */
+  EXC_RETRY,          /* retry(): unwinds to orElse or atomically          */
+  EXC_ASSERT          /* assert(cond, message) failed: "AssertionFailed",
+                         with its message, place and stack trace         */
 } ExceptionKind;
 
 typedef struct {
@@ -165,6 +167,7 @@ typedef struct {
   ObjThread *putters_head, *putters_tail; /* putMVar, in order               */
   ObjThread *last_taker;   /* who last took its value, or NULL: the deadlock */
   ObjThread *last_putter;  /* report's wait-for edges                        */
+  uint64_t explore_id;     /* the same in every run (vm/explore.h); 0 unexplored */
 } ObjMVar;
 
 /* A thread blocked in retry on a TVar, as of its block_seq when it blocked:
@@ -184,9 +187,11 @@ typedef struct {
   Waiter *waiters;       /* threads blocked in retry on it, in block order, and stale entries */
   int waiter_count;
   int waiter_capacity;
+  Waiter waiter_one[1];  /* the first waiter's place (waiters until a second one) */
   Timer timer;           /* registerDelay's timer (kind TIMER_TVAR)         */
   Value trace_fn;        /* traceTVar's f(old, new), or UNIT_VAL: none      */
   ObjThread *last_writer; /* whose commit last wrote it (NULL: none, or a timer) */
+  uint64_t explore_id;   /* the same in every run (vm/explore.h); 0 unexplored */
 } ObjTVar;
 
 /* A heap continuation (-O0, io-sim's strategy): the frame a bind left,

@@ -40,7 +40,8 @@ PrimResult prim_throw_to(VM *vm, ObjThread *thread, Value *args, ObjThread *targ
    * already waiting for this thread comes first, and nothing is thrown */
   PrimResult result;
   if (!sched_would_deliver(target) && prim_interrupted(vm, thread, args, &result)) return result;
-  if (sched_throw_to(vm, thread, target, exc)) return PRIM_NEXT;
+  /* delivered: a scheduling point (sched_throw_to told the explorer what it touched) */
+  if (sched_throw_to(vm, thread, target, exc)) return prim_return_at_point(vm, thread, args, UNIT_VAL, NULL, false);
   /* the target has exceptions masked: wait until it takes this one */
   sched_block(vm, thread, BLOCKED_THROW);
   thread->wait_object = &target->obj;

@@ -26,6 +26,7 @@
 #ifndef SIMVM_PRIM_H
 #define SIMVM_PRIM_H
 
+#include "explore.h"
 #include "state.h"
 
 typedef enum { PRIM_NEXT, PRIM_SWITCH, PRIM_RAISE, PRIM_ERROR, PRIM_STOP } PrimResult;
@@ -77,6 +78,15 @@ static inline PrimResult prim_return(ObjThread *thread, Value *args, Value resul
   args[0] = result;
   thread->sp = args + 1;
   return PRIM_NEXT;
+}
+
+/* prim_return at a scheduling point, just after an effect on `object`
+ * (NULL: none; `write`: it changed): under schedule exploration another
+ * thread may run now (PRIM_SWITCH; vm/explore.h). */
+static inline PrimResult prim_return_at_point(VM *vm, ObjThread *thread, Value *args, Value result, Obj *object,
+                                              bool write) {
+  prim_return(thread, args, result);
+  return vm->explore && explore_point(vm, thread, object, write) ? PRIM_SWITCH : PRIM_NEXT;
 }
 
 /* Raise `exc` in the thread (the stack holds one placeholder for it). */

@@ -1,10 +1,11 @@
-/* Primitives of exceptions and masking: pure, throw, catch,
+/* Primitives of exceptions and masking: pure, throw, assert, catch,
  * withMaskingState, getMaskingState, and the instructions of the catch and
  * mask prototypes (see prim.h). */
 #include <string.h>
 
 #include "prim.h"
 #include "sched.h"
+#include "unwind.h"
 
 PrimResult prim_pure(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   (void)vm;
@@ -16,6 +17,26 @@ PrimResult prim_throw(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   Value exc = args[0];
   thread_note_raise(vm, thread, exc, NULL);
   vm_event(vm, .kind = EV_THROW, .thread = thread, .internal = by_prelude, .value = exc);
+  return prim_raise(thread, args, exc);
+}
+
+/* assert(cond, message): AssertionFailed where the script's own code is
+ * (allowed in a transaction, as throw is: the exception undoes it). */
+PrimResult prim_assert(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  (void)by_prelude;
+  Value cond = args[0], message = args[1];
+  if (!IS_BOOL(cond)) {
+    rt_error(vm, "assert needs a bool condition, not %s", value_type_name(cond));
+    return PRIM_ERROR;
+  }
+  if (AS_BOOL(cond)) return prim_return(thread, args, UNIT_VAL);
+  Buffer text;
+  buf_init(&text);
+  value_show(&text, message, false); /* the message stays rooted on the stack */
+  Value exc = unwind_located_exception(vm, thread, EXC_ASSERT, buf_text(&text));
+  buf_free(&text);
+  thread_note_raise(vm, thread, exc, NULL);
+  vm_event(vm, .kind = EV_THROW, .thread = thread, .value = exc);
   return prim_raise(thread, args, exc);
 }
 

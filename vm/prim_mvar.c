@@ -20,7 +20,7 @@ static PrimResult take_or_read(VM *vm, ObjThread *thread, Value *args, BlockReas
   ObjMVar *mvar = AS_MVAR(args[0]);
   Value value;
   if (reason == BLOCKED_TAKE ? mvar_try_take(vm, mvar, &value) : mvar_try_read(mvar, &value))
-    return prim_return(thread, args, value);
+    return prim_return_at_point(vm, thread, args, value, &mvar->obj, reason == BLOCKED_TAKE);
   PrimResult result;
   if (prim_interrupted(vm, thread, args, &result)) return result;
   args[0] = UNIT_VAL;
@@ -44,7 +44,7 @@ PrimResult prim_put_mvar(VM *vm, ObjThread *thread, Value *args, bool by_prelude
   (void)by_prelude;
   ObjMVar *mvar = AS_MVAR(args[0]);
   Value value = args[1];
-  if (mvar_try_put(vm, mvar, value)) return prim_return(thread, args, UNIT_VAL);
+  if (mvar_try_put(vm, mvar, value)) return prim_return_at_point(vm, thread, args, UNIT_VAL, &mvar->obj, true);
   PrimResult result;
   if (prim_interrupted(vm, thread, args, &result)) return result;
   args[0] = UNIT_VAL;
@@ -57,16 +57,18 @@ PrimResult prim_put_mvar(VM *vm, ObjThread *thread, Value *args, bool by_prelude
 PrimResult prim_try_take_mvar(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   (void)by_prelude;
   Value value;
-  if (!mvar_try_take(vm, AS_MVAR(args[0]), &value)) return prim_return(thread, args, NONE_VAL);
+  ObjMVar *mvar = AS_MVAR(args[0]);
+  if (!mvar_try_take(vm, mvar, &value)) return prim_return_at_point(vm, thread, args, NONE_VAL, &mvar->obj, true);
   args[0] = value; /* rooted while some() allocates */
   ObjSome *some = obj_some(vm, args[0]);
-  return prim_return(thread, args, OBJ_VAL(some));
+  return prim_return_at_point(vm, thread, args, OBJ_VAL(some), &mvar->obj, true);
 }
 
 PrimResult prim_try_put_mvar(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   (void)by_prelude;
-  bool put = mvar_try_put(vm, AS_MVAR(args[0]), args[1]);
-  return prim_return(thread, args, BOOL_VAL(put));
+  ObjMVar *mvar = AS_MVAR(args[0]);
+  bool put = mvar_try_put(vm, mvar, args[1]);
+  return prim_return_at_point(vm, thread, args, BOOL_VAL(put), &mvar->obj, true);
 }
 
 PrimResult prim_label_mvar(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {

@@ -14,20 +14,23 @@ PrimResult prim_new_tvar(VM *vm, ObjThread *thread, Value *args, bool by_prelude
 PrimResult prim_read_tvar(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   (void)by_prelude;
   ObjTVar *tvar = AS_TVAR(args[0]);
-  stm_read(vm, thread, tvar);
+  stm_read(vm, tvar);
   return prim_return(thread, args, tvar->value);
 }
 
 PrimResult prim_read_tvar_io(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   (void)by_prelude;
   ObjTVar *tvar = AS_TVAR(args[0]);
-  if (thread->in_transaction) stm_read(vm, thread, tvar);
-  return prim_return(thread, args, tvar->value);
+  if (thread->in_transaction) {
+    stm_read(vm, tvar);
+    return prim_return(thread, args, tvar->value);
+  }
+  return prim_return_at_point(vm, thread, args, tvar->value, &tvar->obj, false);
 }
 
 PrimResult prim_write_tvar(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   (void)by_prelude;
-  stm_write(vm, thread, AS_TVAR(args[0]), args[1]);
+  stm_write(vm, AS_TVAR(args[0]), args[1]);
   return prim_return(thread, args, UNIT_VAL);
 }
 
@@ -174,10 +177,9 @@ PrimResult op_tx_traced(VM *vm, ObjThread *thread, CallFrame *frame) {
  * transaction again when woken; anything else goes on unwinding. */
 PrimResult op_tx_abort(VM *vm, ObjThread *thread, CallFrame *frame) {
   Value exc = thread->sp[-1];
-  stm_rollback(thread, 0);
+  stm_rollback(vm, 0);
   if (!(IS_EXCEPTION(exc) && AS_EXCEPTION(exc)->kind == EXC_RETRY) || !thread->in_transaction) {
-    thread->in_transaction = false;
-    thread->read_count = 0;
+    stm_end(vm, thread);
     return PRIM_RAISE;
   }
   thread->sp = frame->slots + 1;
@@ -197,19 +199,17 @@ PrimResult op_tx_abort(VM *vm, ObjThread *thread, CallFrame *frame) {
  * log's mark ---- */
 
 PrimResult op_tx_mark(VM *vm, ObjThread *thread, CallFrame *frame) {
-  (void)vm;
   (void)frame;
-  *thread->sp++ = INT_VAL(thread->undo_count);
+  *thread->sp++ = INT_VAL(stm_undo_mark(vm));
   return PRIM_NEXT;
 }
 
 /* The handler: on retry, undo the left branch's writes and go on to the
  * right; anything else goes on unwinding. */
 PrimResult op_or_else_catch(VM *vm, ObjThread *thread, CallFrame *frame) {
-  (void)vm;
   Value exc = thread->sp[-1];
   if (!(IS_EXCEPTION(exc) && AS_EXCEPTION(exc)->kind == EXC_RETRY)) return PRIM_RAISE;
-  stm_rollback(thread, (int)AS_INT(frame->slots[2]));
+  stm_rollback(vm, (int)AS_INT(frame->slots[2]));
   thread->sp--;
   return PRIM_NEXT;
 }

@@ -1,8 +1,10 @@
 /* Primitives of time and threads: delay, say, fork, now, myThreadId,
- * labelThread, kill, throwTo, yield and timeout (see prim.h). */
+ * labelThread, kill, throwTo, yield, timeout, random and randomFloat (see
+ * prim.h). */
 #include <inttypes.h>
 
 #include "prim.h"
+#include "random.h"
 #include "sched.h"
 
 PrimResult prim_delay(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
@@ -24,17 +26,17 @@ void prim_emit_say(VM *vm, ObjThread *thread, Value what) {
     vm->stats.events++;
     return;
   }
-  Buffer text;
-  buf_init(&text);
-  value_show(&text, what, false);
-  vm_work(vm, text.length);
-  if (vm->config.write_say) {
-    buf_append(&text, "\n", 1);
-    vm->config.write_say(vm->config.user, text.data, text.length);
-    buf_truncate(&text, text.length - 1);
-  }
-  vm_event(vm, .kind = EV_SAY, .thread = thread, .value = what, .text = buf_text(&text), .length = text.length);
-  buf_free(&text);
+  /* the line goes into the VM's output buffer (vm_flush_output) */
+  Buffer *out = &vm->out;
+  size_t start = out->length;
+  value_show(out, what, false);
+  size_t length = out->length - start;
+  vm_work(vm, length);
+  buf_append(out, "\n", 1);
+  /* a sink that writes flushes the buffer first: the line is whole by then */
+  vm_event(vm, .kind = EV_SAY, .thread = thread, .value = what, .text = out->data + start, .length = length);
+  if (!vm->config.write_say) buf_truncate(out, 0); /* for the sinks only: it held just this line */
+  else if (out->length >= vm->config.say_block) vm_flush_output(vm);
 }
 
 PrimResult prim_say(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
@@ -44,7 +46,7 @@ PrimResult prim_say(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
     return PRIM_ERROR;
   }
   prim_emit_say(vm, thread, args[0]);
-  return prim_return(thread, args, UNIT_VAL);
+  return prim_return_at_point(vm, thread, args, UNIT_VAL, NULL, false);
 }
 
 PrimResult prim_fork(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
@@ -59,7 +61,30 @@ PrimResult prim_fork(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   child->mask = thread->mask; /* as forkIO: the child starts in the parent's masking state */
   sched_enqueue(vm, child);
   vm_event(vm, .kind = EV_FORK, .thread = thread, .other = child);
-  return prim_return(thread, args, OBJ_VAL(child));
+  return prim_return_at_point(vm, thread, args, OBJ_VAL(child), NULL, false);
+}
+
+/* random(n): an int in [0, n) from the thread's own stream (vm/random.h),
+ * so a thread's numbers do not depend on the schedule. */
+PrimResult prim_random(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  (void)by_prelude;
+  Value n = args[0];
+  if (!IS_INT(n)) {
+    rt_error(vm, "random needs an int bound, not %s", value_type_name(n));
+    return PRIM_ERROR;
+  }
+  if (AS_INT(n) < 1) {
+    rt_error(vm, "random needs a bound of at least 1, not %" PRId64, AS_INT(n));
+    return PRIM_ERROR;
+  }
+  return prim_return(thread, args, INT_VAL((int64_t)splitmix64_below(&thread->rng, (uint64_t)AS_INT(n))));
+}
+
+/* randomFloat(): a float in [0, 1) from the thread's own stream. */
+PrimResult prim_random_float(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  (void)vm;
+  (void)by_prelude;
+  return prim_return(thread, args, FLOAT_VAL(splitmix64_float(&thread->rng)));
 }
 
 PrimResult prim_now(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "explore.h"
 #include "mvar.h"
 #include "stm.h"
 
@@ -54,6 +55,21 @@ void sched_delay(VM *vm, ObjThread *thread, int64_t ns) {
   sched_block(vm, thread, BLOCKED_DELAY);
   vm->stats.timers_set++;
   timer_heap_insert(&vm->timers, &thread->delay_timer, sched_deadline(vm->now, ns), vm->timer_seq++);
+}
+
+bool sched_delay_alone(VM *vm, int64_t ns) {
+  if (vm->run_queue.count) return false;
+  int64_t when = sched_deadline(vm->now, ns);
+  Timer *first = timer_heap_peek(&vm->timers);
+  if (first && first->when <= when) return false; /* it fires first, or at the same instant */
+  if (vm->config.max_time >= 0 && when > vm->config.max_time) return false;
+  vm->now = when;
+  vm->timer_seq++;
+  vm->stats.timers_set++;
+  vm->stats.timers_fired++;
+  vm->stats.events++; /* its wake */
+  if (vm->stats.run_queue_peak < 1) vm->stats.run_queue_peak = 1;
+  return true;
 }
 
 void sched_arm_tvar(VM *vm, ObjTVar *tvar, int64_t ns) {
@@ -136,6 +152,7 @@ bool sched_would_deliver(const ObjThread *target) {
 
 bool sched_throw_to(VM *vm, ObjThread *thrower, ObjThread *target, Value exception) {
   if (target->state == THREAD_DONE) return true;
+  if (vm->explore) explore_access(vm, &target->obj, true);
   bool blocked = target->state == THREAD_BLOCKED;
   if (sched_would_deliver(target)) {
     if (blocked) cancel_wait(vm, target);
@@ -219,18 +236,7 @@ static void fire_timers(VM *vm) {
   vm->stats.timers_fired += (uint64_t)count;
   /* as io-sim: registerDelay's TVars first (set, then their readers woken,
    * TVar by TVar), then the delays, then the timeouts */
-  ObjTVar **written = NULL;
-  int written_count = 0;
-  for (int i = 0; i < count; i++) {
-    if (vm->due[i]->kind != TIMER_TVAR) continue;
-    ObjTVar *tvar = (ObjTVar *)vm->due[i]->owner;
-    tvar->value = BOOL_VAL(true);
-    tvar->last_writer = NULL;
-    written = xrealloc(written, (size_t)(written_count + 1) * sizeof *written);
-    written[written_count++] = tvar;
-  }
-  if (written_count) stm_wake_readers(vm, written, written_count);
-  free(written);
+  stm_fire_delays(vm, vm->due, count);
   for (int i = 0; i < count; i++)
     if (vm->due[i]->kind == TIMER_DELAY) sched_wake(vm, (ObjThread *)vm->due[i]->owner);
   for (int i = 0; i < count; i++) {
@@ -262,7 +268,7 @@ static void describe_wait(Buffer *out, const ObjThread *t) {
       break;
     case BLOCKED_STM:
       buf_printf(out, "in atomically (retry) on ");
-      if (t->read_count) stm_describe(out, t->reads, t->read_count);
+      if (t->wait_count) stm_describe(out, t->wait_set, t->wait_count);
       else buf_printf(out, "no TVar at all");
       break;
     case BLOCKED_NONE:
@@ -345,10 +351,10 @@ static int wait_edges(const ObjThread *t, WaitEdge **edges) {
       (*edges)[0] = (WaitEdge){(ObjThread *)t->wait_object, NULL};
       return 1;
     case BLOCKED_STM:
-      if (!t->read_count) return 0;
-      *edges = xrealloc(NULL, (size_t)t->read_count * sizeof(WaitEdge));
-      for (int i = 0; i < t->read_count; i++) (*edges)[i] = (WaitEdge){t->reads[i]->last_writer, &t->reads[i]->obj};
-      return t->read_count;
+      if (!t->wait_count) return 0;
+      *edges = xrealloc(NULL, (size_t)t->wait_count * sizeof(WaitEdge));
+      for (int i = 0; i < t->wait_count; i++) (*edges)[i] = (WaitEdge){t->wait_set[i]->last_writer, &t->wait_set[i]->obj};
+      return t->wait_count;
     default:
       return 0;
   }
@@ -475,6 +481,19 @@ void sched_report_threads(VM *vm, Buffer *out) {
   for (ObjThread *t = oldest_live(vm); t; t = t->live_prev) describe_thread(vm, out, t);
 }
 
+void sched_describe_deadlock(VM *vm, Buffer *out) {
+  int count = 0;
+  for (ObjThread *t = vm->live; t; t = t->live_next) count++;
+  ObjThread **threads = xrealloc(NULL, (size_t)(count ? count : 1) * sizeof *threads);
+  count = 0;
+  for (ObjThread *t = oldest_live(vm); t; t = t->live_prev) {
+    threads[count++] = t;
+    describe_thread(vm, out, t);
+  }
+  report_cycles(vm, out, threads, count);
+  free(threads);
+}
+
 /* Name every blocked thread, oldest first, with what it waits on, where,
  * and who last acted on it; then the cycles among them. */
 static void report_deadlock(VM *vm) {
@@ -483,17 +502,8 @@ static void report_deadlock(VM *vm) {
   buf_printf(&out, "simvm: deadlock at ");
   duration_show(&out, vm->now);
   buf_printf(&out, ": no thread can run and no timer is set\n");
-  int count = 0;
-  for (ObjThread *t = vm->live; t; t = t->live_next) count++;
-  ObjThread **threads = xrealloc(NULL, (size_t)(count ? count : 1) * sizeof *threads);
-  count = 0;
-  for (ObjThread *t = oldest_live(vm); t; t = t->live_prev) {
-    threads[count++] = t;
-    describe_thread(vm, &out, t);
-  }
-  report_cycles(vm, &out, threads, count);
-  free(threads);
-  if (vm->config.write_error) vm->config.write_error(vm->config.user, out.data, out.length);
+  sched_describe_deadlock(vm, &out);
+  vm_write_error(vm, out.data, out.length);
   buf_free(&out);
 }
 
@@ -510,7 +520,7 @@ SimStatus sched_main_ended(VM *vm, SimStatus status) {
   duration_show(&out, vm->now);
   buf_printf(&out, " with %d thread%s still alive (--strict-shutdown)\n", count, count == 1 ? "" : "s");
   for (ObjThread *t = oldest_live(vm); t; t = t->live_prev) describe_thread(vm, &out, t);
-  if (vm->config.write_error) vm->config.write_error(vm->config.user, out.data, out.length);
+  vm_write_error(vm, out.data, out.length);
   buf_free(&out);
   return SIM_FAILED;
 }
@@ -527,6 +537,7 @@ ObjThread *sched_next(VM *vm, SimStatus *status) {
         continue;
       }
       if (entry.thread->state != THREAD_RUNNABLE) continue;
+      if (vm->explore && !(entry.thread = explore_pick(vm, entry.thread))) return *status = SIM_LIMIT, NULL;
       vm->current = entry.thread;
       return entry.thread;
     }

@@ -28,6 +28,13 @@ void sched_block(VM *vm, ObjThread *thread, BlockReason reason);
 /* Park `thread` in delay() until now + ns (ns >= 0; saturating). */
 void sched_delay(VM *vm, ObjThread *thread, int64_t ns);
 
+/* The running thread delays for ns >= 0 and nothing could run before it
+ * wakes (an empty run queue, no timer due by then, the time limit not
+ * passed): move the clock and count what blocking, firing its timer and
+ * waking would have (no sink may be active), and return true; the thread
+ * goes on at once, as it would have after the round trip. Else false. */
+bool sched_delay_alone(VM *vm, int64_t ns);
+
 /* Arm `timeout` to fire `ns` (> 0) from now. */
 void sched_arm_timeout(VM *vm, ObjTimeout *timeout, int64_t ns);
 
@@ -70,6 +77,12 @@ SimStatus sched_main_ended(VM *vm, SimStatus status);
 /* A line per live thread, oldest first: "  thread 1 (w) is blocked in delay
  * at x.sim:3", "... is running at x.sim:7" (the deadlock report's lines). */
 void sched_report_threads(VM *vm, Buffer *out);
+
+/* The lines of a deadlock report after its first: a line per thread still
+ * alive ("  thread 1 (worker) is blocked in takeMVar on <mvar m> at
+ * x.sim:4; last taken by main"), then one per wait-for cycle ("  cycle:
+ * ..."). Also for describing a deadlock in one line (vm/explore.c). */
+void sched_describe_deadlock(VM *vm, Buffer *out);
 
 /* now + ns, saturating at the largest representable time. */
 int64_t sched_deadline(int64_t now, int64_t ns);

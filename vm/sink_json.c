@@ -31,7 +31,7 @@ static void event(VM *vm, void *state, const Event *e) {
   buf_append_json(&line, buf_text(&text));
   buf_append(&line, "}\n", 2);
   vm_work(vm, line.length);
-  if (vm_trace_room(vm, 1, line.length)) vm->config.write_trace_json(vm->config.user, line.data, line.length);
+  vm_write_trace(vm, 1, line.data, line.length);
   buf_free(&line);
   buf_free(&text);
 }

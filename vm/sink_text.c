@@ -18,7 +18,7 @@ static void event(VM *vm, void *state, const Event *e) {
   event_text(vm, e, &text);
   buf_printf(&line, "%10s  %-12s %s\n", buf_text(&when), buf_text(&name), buf_text(&text));
   vm_work(vm, line.length);
-  if (vm_trace_room(vm, 0, line.length)) vm->config.write_trace(vm->config.user, line.data, line.length);
+  vm_write_trace(vm, 0, line.data, line.length);
   buf_free(&line);
   buf_free(&when);
   buf_free(&name);

@@ -57,9 +57,14 @@ struct VM {
   size_t old_bytes;        /* of the old generation: the loaded program */
   size_t bytes_allocated;
   size_t next_gc;
+  size_t alloc_limit;      /* the least of next_gc and max_heap (0: stress) */
   int gc_paused;           /* > 0 while the compiler builds protos      */
   bool gc_stress;
   Table strings;           /* the intern set (weak)                     */
+  Buffer out;              /* say output not yet written (vm_flush_output) */
+  Obj **young_owners;      /* young objects owning more than their slot:  */
+  int young_owner_count;   /* interned strings, TVars, prototypes; what   */
+  int young_owner_capacity;/* gc_free_young must visit                    */
   Value temp_roots[32];
   int temp_root_count;
 
@@ -96,6 +101,7 @@ struct VM {
   uint64_t timer_seq;
   uint64_t transaction_counter; /* numbers transactions and commits          */
   uint64_t block_counter;       /* orders threads blocked in retry           */
+  StmLog stm;              /* the running transaction's logs (vm/stm.h) */
   TimerHeap timers;
   RunQueue run_queue;
   ObjThread *live;         /* threads not yet done                      */
@@ -104,6 +110,8 @@ struct VM {
   ObjThread *main_thread;
   ObjThread *current;
   Timer **due;             /* scratch: the timers of one instant        */
+  struct Explorer *explore; /* schedule exploration (vm/explore.h), or NULL:
+                               io-sim's schedule                           */
   int due_capacity;
 
   /* stopping: before every instruction the loop compares the instructions
@@ -126,6 +134,9 @@ struct VM {
   int thread_serial;       /* threads created this run: their timeline tracks */
   Value result;
   SimStatus halt_status;   /* how the run ends when a primitive stops it (vm/prim.h) */
+  ObjThread *failed_thread; /* the thread whose death failed the run (main's, an
+                               assertion's, --fail-on uncaught), or NULL     */
+  Value failure;           /* the exception it died of                    */
   char error[512];         /* message of the runtime error being raised */
   bool has_error;
   bool heap_exceeded;      /* set by the allocator past max_heap; the loop stops */
@@ -168,6 +179,20 @@ bool vm_trace_room(VM *vm, int which, size_t bytes);
 
 /* Report a formatted message on write_error. */
 void vm_report(VM *vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Write `text` on write_error, after the say output buffered before it. */
+void vm_write_error(VM *vm, const char *text, size_t length);
+
+/* Write a line of trace output `which` (0 text on write_trace, 1 JSON lines
+ * on write_trace_json), after the say output buffered before it, if
+ * vm_trace_room allows. */
+void vm_write_trace(VM *vm, int which, const char *text, size_t length);
+
+/* Say output is gathered in vm->out and written on write_say in blocks of
+ * whole lines: once config.say_block bytes are waiting, before any trace or
+ * error output (so the streams interleave as the events happened), and
+ * when a run ends. */
+void vm_flush_output(VM *vm);
 
 
 /* Render `value` as show() does into a growable buffer (vm/buffer.h). */

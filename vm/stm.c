@@ -2,7 +2,9 @@
 #include "stm.h"
 
 #include <stdlib.h>
+#include <string.h>
 
+#include "explore.h"
 #include "sched.h"
 
 #define GROW(array, count, capacity)                                          \
@@ -15,31 +17,50 @@
 
 void stm_begin(VM *vm, ObjThread *thread) {
   thread->in_transaction = true;
-  thread->transaction_id = ++vm->transaction_counter;
-  thread->undo_count = 0;
-  thread->read_count = 0;
+  vm->stm.id = ++vm->transaction_counter;
+  vm->stm.undo_count = 0;
+  vm->stm.read_count = 0;
 }
 
-void stm_read(VM *vm, ObjThread *thread, ObjTVar *tvar) {
-  (void)vm;
-  if (tvar->read_stamp == thread->transaction_id) return;
-  tvar->read_stamp = thread->transaction_id;
-  GROW(thread->reads, thread->read_count, thread->read_capacity);
-  thread->reads[thread->read_count++] = tvar;
+void stm_end(VM *vm, ObjThread *thread) {
+  thread->in_transaction = false;
+  vm->stm.undo_count = 0;
+  vm->stm.read_count = 0;
 }
 
-void stm_write(VM *vm, ObjThread *thread, ObjTVar *tvar, Value value) {
-  (void)vm;
-  GROW(thread->undo, thread->undo_count, thread->undo_capacity);
-  thread->undo[thread->undo_count++] = (UndoEntry){tvar, tvar->value};
+void stm_read(VM *vm, ObjTVar *tvar) {
+  if (vm->explore) explore_access(vm, &tvar->obj, false);
+  StmLog *log = &vm->stm;
+  if (tvar->read_stamp == log->id) return;
+  tvar->read_stamp = log->id;
+  GROW(log->reads, log->read_count, log->read_capacity);
+  log->reads[log->read_count++] = tvar;
+}
+
+void stm_write(VM *vm, ObjTVar *tvar, Value value) {
+  if (vm->explore) explore_access(vm, &tvar->obj, true);
+  StmLog *log = &vm->stm;
+  GROW(log->undo, log->undo_count, log->undo_capacity);
+  log->undo[log->undo_count++] = (UndoEntry){tvar, tvar->value};
   tvar->value = value;
 }
 
-void stm_rollback(ObjThread *thread, int mark) {
-  while (thread->undo_count > mark) {
-    UndoEntry *entry = &thread->undo[--thread->undo_count];
+int stm_undo_mark(VM *vm) { return vm->stm.undo_count; }
+
+void stm_rollback(VM *vm, int mark) {
+  StmLog *log = &vm->stm;
+  while (log->undo_count > mark) {
+    UndoEntry *entry = &log->undo[--log->undo_count];
     entry->tvar->value = entry->old;
   }
+}
+
+void stm_log_free(VM *vm) {
+  free(vm->stm.undo);
+  free(vm->stm.reads);
+  free(vm->stm.written);
+  free(vm->stm.waking);
+  vm->stm = (StmLog){0};
 }
 
 
@@ -63,8 +84,11 @@ static void add_waiter(ObjTVar *tvar, ObjThread *thread) {
   if (tvar->waiter_count == tvar->waiter_capacity) {
     stm_drop_stale_waiters(tvar); /* amortised: at least half the array is then free */
     if (tvar->waiter_count >= tvar->waiter_capacity / 2) {
-      tvar->waiter_capacity = tvar->waiter_capacity ? tvar->waiter_capacity * 2 : 8;
-      tvar->waiters = xrealloc(tvar->waiters, (size_t)tvar->waiter_capacity * sizeof(Waiter));
+      int capacity = tvar->waiter_capacity * 2 < 8 ? 8 : tvar->waiter_capacity * 2;
+      Waiter *moved = xrealloc(tvar->waiters == tvar->waiter_one ? NULL : tvar->waiters, (size_t)capacity * sizeof(Waiter));
+      if (tvar->waiters == tvar->waiter_one) moved[0] = tvar->waiter_one[0];
+      tvar->waiters = moved;
+      tvar->waiter_capacity = capacity;
     }
   }
   tvar->waiters[tvar->waiter_count++] = (Waiter){thread, thread->block_seq};
@@ -72,37 +96,50 @@ static void add_waiter(ObjTVar *tvar, ObjThread *thread) {
 
 void stm_cancel_wait(ObjThread *thread) {
   thread->block_seq = 0; /* its entries in the TVars' waiters are stale from now on */
-  thread->read_count = 0;
+  thread_drop_wait_set(thread);
 }
 
-/* A thread to wake, and the first written TVar it was waiting on. */
-typedef struct {
-  ObjThread *thread;
-  ObjTVar *by;
-} Waking;
-
-int stm_wake_readers(VM *vm, ObjTVar **written, int count) {
+/* Wake the waiters of the `count` TVars in vm->stm.written. */
+static int wake_readers(VM *vm, int count) {
   /* io-sim's order: TVar by TVar as written, each one's waiters in the
    * order they blocked, every thread once */
-  Waking *woken = NULL;
-  int woken_count = 0, woken_capacity = 0;
+  StmLog *log = &vm->stm;
+  int woken = 0;
   for (int i = 0; i < count; i++) {
-    ObjTVar *tvar = written[i];
+    ObjTVar *tvar = log->written[i];
     for (int j = 0; j < tvar->waiter_count; j++) {
       Waiter *w = &tvar->waiters[j];
       if (!waiting(w)) continue;
-      GROW(woken, woken_count, woken_capacity);
-      woken[woken_count++] = (Waking){w->thread, tvar};
+      GROW(log->waking, woken, log->waking_capacity);
+      log->waking[woken++] = (Waking){w->thread, tvar};
       w->thread->block_seq = 0; /* taken: its entries elsewhere are stale, so it wakes once */
     }
     tvar->waiter_count = 0; /* each woke, or was stale */
   }
-  for (int i = 0; i < woken_count; i++) {
-    stm_cancel_wait(woken[i].thread);
-    sched_wake_by(vm, woken[i].thread, woken[i].by);
+  for (int i = 0; i < woken; i++) {
+    stm_cancel_wait(log->waking[i].thread);
+    sched_wake_by(vm, log->waking[i].thread, log->waking[i].by);
   }
-  free(woken);
-  return woken_count;
+  return woken;
+}
+
+/* Note that `tvar` was written (each TVar once: the caller checks). */
+static int add_written(StmLog *log, int count, ObjTVar *tvar) {
+  GROW(log->written, count, log->written_capacity);
+  log->written[count] = tvar;
+  return count + 1;
+}
+
+void stm_fire_delays(VM *vm, Timer **due, int count) {
+  int written = 0;
+  for (int i = 0; i < count; i++) {
+    if (due[i]->kind != TIMER_TVAR) continue;
+    ObjTVar *tvar = (ObjTVar *)due[i]->owner;
+    tvar->value = BOOL_VAL(true);
+    tvar->last_writer = NULL;
+    written = add_written(&vm->stm, written, tvar);
+  }
+  if (written) wake_readers(vm, written);
 }
 
 void stm_describe(Buffer *out, ObjTVar **tvars, int count) {
@@ -114,11 +151,13 @@ void stm_describe(Buffer *out, ObjTVar **tvars, int count) {
 
 Value stm_traced_writes(VM *vm, ObjThread *thread) {
   /* each TVar's first undo entry holds its value from before the transaction */
+  (void)thread;
+  StmLog *log = &vm->stm;
   uint64_t stamp = ++vm->transaction_counter;
   int *firsts = NULL;
   int count = 0, capacity = 0;
-  for (int i = 0; i < thread->undo_count; i++) {
-    ObjTVar *tvar = thread->undo[i].tvar;
+  for (int i = 0; i < log->undo_count; i++) {
+    ObjTVar *tvar = log->undo[i].tvar;
     if (IS_UNIT(tvar->trace_fn) || tvar->write_stamp == stamp) continue;
     tvar->write_stamp = stamp;
     GROW(firsts, count, capacity);
@@ -129,7 +168,7 @@ Value stm_traced_writes(VM *vm, ObjThread *thread) {
   Value list = NIL_VAL;
   gc_push_root(vm, list);
   for (int k = count - 1; k >= 0; k--) {
-    UndoEntry *undo = &thread->undo[firsts[k]];
+    UndoEntry *undo = &log->undo[firsts[k]];
     Value entry = OBJ_VAL(obj_cons(vm, OBJ_VAL(undo->tvar), NIL_VAL));
     gc_push_root(vm, entry);
     entry = OBJ_VAL(obj_cons(vm, undo->tvar->value, entry));
@@ -149,31 +188,37 @@ Value stm_traced_writes(VM *vm, ObjThread *thread) {
 
 int stm_commit(VM *vm, ObjThread *thread, bool internal) {
   /* the written TVars, each once, in the order first written */
-  ObjTVar **written = NULL;
-  int count = 0, capacity = 0;
+  StmLog *log = &vm->stm;
+  int count = 0;
   uint64_t stamp = ++vm->transaction_counter;
-  for (int i = 0; i < thread->undo_count; i++) {
-    ObjTVar *tvar = thread->undo[i].tvar;
+  for (int i = 0; i < log->undo_count; i++) {
+    ObjTVar *tvar = log->undo[i].tvar;
     if (tvar->write_stamp == stamp) continue;
     tvar->write_stamp = stamp;
     tvar->last_writer = thread;
-    GROW(written, count, capacity);
-    written[count++] = tvar;
+    count = add_written(log, count, tvar);
   }
-  thread->in_transaction = false;
-  thread->undo_count = 0;
-  thread->read_count = 0;
-  vm_event(vm, .kind = EV_COMMITTED, .thread = thread, .internal = internal, .tvars = written, .count = count);
-  int woken = stm_wake_readers(vm, written, count);
-  free(written);
-  return woken;
+  stm_end(vm, thread);
+  vm_event(vm, .kind = EV_COMMITTED, .thread = thread, .internal = internal, .tvars = log->written, .count = count);
+  return wake_readers(vm, count);
 }
 
 void stm_block(VM *vm, ObjThread *thread) {
-  thread->in_transaction = false;
-  thread->undo_count = 0;
+  /* the read set becomes the thread's: the next transaction reuses the log */
+  StmLog *log = &vm->stm;
+  int count = log->read_count;
+  thread_drop_wait_set(thread);
+  if (count == 1) {
+    thread->wait_one = log->reads[0];
+    thread->wait_set = &thread->wait_one;
+  } else if (count > 1) {
+    thread->wait_set = xrealloc(NULL, (size_t)count * sizeof *thread->wait_set);
+    memcpy(thread->wait_set, log->reads, (size_t)count * sizeof *thread->wait_set);
+  }
+  thread->wait_count = count;
+  stm_end(vm, thread);
   sched_block(vm, thread, BLOCKED_STM);
   thread->block_seq = ++vm->block_counter;
-  for (int i = 0; i < thread->read_count; i++) add_waiter(thread->reads[i], thread);
-  vm_event(vm, .kind = EV_RETRY, .thread = thread, .tvars = thread->reads, .count = thread->read_count);
+  for (int i = 0; i < count; i++) add_waiter(thread->wait_set[i], thread);
+  vm_event(vm, .kind = EV_RETRY, .thread = thread, .tvars = thread->wait_set, .count = count);
 }

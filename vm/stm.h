@@ -15,14 +15,24 @@
 /* Start a transaction in `thread` (empty undo log and read set). */
 void stm_begin(VM *vm, ObjThread *thread);
 
-/* Record that the transaction read `tvar`. */
-void stm_read(VM *vm, ObjThread *thread, ObjTVar *tvar);
+/* End the transaction without committing (an exception went through it,
+ * its writes rolled back): the logs are empty again. */
+void stm_end(VM *vm, ObjThread *thread);
+
+/* Record that the running transaction read `tvar`. */
+void stm_read(VM *vm, ObjTVar *tvar);
 
 /* Write `value` to `tvar`, logging the old value. */
-void stm_write(VM *vm, ObjThread *thread, ObjTVar *tvar, Value value);
+void stm_write(VM *vm, ObjTVar *tvar, Value value);
+
+/* The undo log's position now (orElse rolls its left branch back to it). */
+int stm_undo_mark(VM *vm);
 
 /* Undo the writes logged after position `mark` (0: all of them). */
-void stm_rollback(ObjThread *thread, int mark);
+void stm_rollback(VM *vm, int mark);
+
+/* Free the logs' arrays (VM shutdown). */
+void stm_log_free(VM *vm);
 
 /* Before committing: the writes to TVars with a traceTVar function, first
  * written first, as a list of [f, old, new, tvar] lists (NIL_VAL: none);
@@ -35,7 +45,7 @@ Value stm_traced_writes(VM *vm, ObjThread *thread);
 int stm_commit(VM *vm, ObjThread *thread, bool internal);
 
 /* After a retry (the writes rolled back): block the thread until a TVar of
- * its read set is written. */
+ * its read set, which becomes the thread's wait set, is written. */
 void stm_block(VM *vm, ObjThread *thread);
 
 /* Take a thread blocked in retry off the TVars it waits on (in O(1): its
@@ -46,9 +56,9 @@ void stm_cancel_wait(ObjThread *thread);
  * does it before marking the rest). */
 void stm_drop_stale_waiters(ObjTVar *tvar);
 
-/* Wake the threads blocked on any of `count` TVars, in the order they
- * blocked (used by commits and registerDelay timers). Returns how many. */
-int stm_wake_readers(VM *vm, ObjTVar **written, int count);
+/* The registerDelay timers among `count` due ones: their TVars become
+ * true and the threads blocked on them wake, TVar by TVar (io-sim's order). */
+void stm_fire_delays(VM *vm, Timer **due, int count);
 
 /* "<tvar a>, <tvar b>" for traces and deadlock reports. */
 void stm_describe(Buffer *out, ObjTVar **tvars, int count);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "random.h"
 #include "state.h"
 
 ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
@@ -27,11 +28,8 @@ ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   thread->delay_timer.kind = TIMER_DELAY;
   thread->delay_timer.owner = &thread->obj;
   thread->in_transaction = false;
-  thread->transaction_id = 0;
-  thread->undo = NULL;
-  thread->undo_count = thread->undo_capacity = 0;
-  thread->reads = NULL;
-  thread->read_count = thread->read_capacity = 0;
+  thread->wait_set = NULL;
+  thread->wait_count = 0;
   thread->block_seq = 0;
   thread->mask = MASK_NONE;
   thread->interrupted = false;
@@ -45,6 +43,10 @@ ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   thread->raised_value = UNIT_VAL;
   thread->raise_file = NULL;
   thread->raise_line = 0;
+
+  /* main's stream is the run's seed; a child's is split from its parent's */
+  thread->rng = parent ? splitmix64_next(&parent->rng) : vm->config.seed;
+  thread->explore_key = -1;
 
   thread->profile_index = -1;
   thread->serial = vm->thread_serial++;
@@ -156,6 +158,7 @@ bool thread_push_frame(VM *vm, ObjThread *thread, ObjClosure *closure, Value *sl
   if (thread->frame_count >= THREAD_MAX_FRAMES) return false;
   if (thread->frame_count == thread->frame_capacity) {
     int capacity = thread->frames == thread->inline_frames ? POOLED_FRAMES : thread->frame_capacity * 2;
+    if (capacity > THREAD_MAX_FRAMES) capacity = THREAD_MAX_FRAMES; /* the interpreter's inline push relies on it */
     thread->frames = grow(&vm->frame_pool, thread->frames, thread->inline_frames, thread->frame_count, capacity,
                           POOLED_FRAMES, sizeof(CallFrame));
     gc_account(vm, (ptrdiff_t)((capacity - thread->frame_capacity) * (ptrdiff_t)sizeof(CallFrame)));
@@ -185,6 +188,12 @@ Pending thread_take_pending(ObjThread *thread) {
   return first;
 }
 
+void thread_drop_wait_set(ObjThread *thread) {
+  if (thread->wait_set != &thread->wait_one) free(thread->wait_set);
+  thread->wait_set = NULL;
+  thread->wait_count = 0;
+}
+
 void thread_release(VM *vm, ObjThread *thread) {
   if (thread->state == THREAD_DONE && !thread->stack) return;
   thread->state = THREAD_DONE;
@@ -194,11 +203,7 @@ void thread_release(VM *vm, ObjThread *thread) {
   vm_event(vm, .kind = EV_THREAD_STATE, .thread = thread, .mode = TRACK_DONE);
   free_stacks(vm, thread);
   free(thread->pending);
-  free(thread->undo);
-  free(thread->reads);
-  thread->undo = NULL;
-  thread->reads = NULL;
-  thread->undo_count = thread->undo_capacity = thread->read_count = thread->read_capacity = 0;
+  thread_drop_wait_set(thread);
   thread->stack = thread->sp = NULL;
   thread->frames = NULL;
   thread->pending = NULL;
@@ -214,8 +219,7 @@ void thread_release(VM *vm, ObjThread *thread) {
 void thread_free(VM *vm, ObjThread *thread) {
   if (thread->stack) free_stacks(vm, thread);
   free(thread->pending);
-  free(thread->undo);
-  free(thread->reads);
+  thread_drop_wait_set(thread);
 }
 
 void thread_id(Buffer *out, const ObjThread *thread) {

@@ -51,6 +51,27 @@ typedef struct {
   Value old;
 } UndoEntry;
 
+/* A thread to wake, and the first written TVar it was waiting on. */
+typedef struct {
+  ObjThread *thread;
+  ObjTVar *by;
+} Waking;
+
+/* The running transaction's logs, the VM's own: threads are cooperative, so
+ * at most one transaction runs at a time (vm/stm.h), and its arrays are
+ * reused by the next, in this run and the next, with no malloc once warm. */
+typedef struct {
+  uint64_t id;             /* numbers the transaction (for read stamps)     */
+  UndoEntry *undo;         /* the writes, oldest first                      */
+  int undo_count, undo_capacity;
+  ObjTVar **reads;         /* the read set, each TVar once                  */
+  int read_count, read_capacity;
+  ObjTVar **written;       /* scratch: the TVars a commit or timers wrote   */
+  int written_capacity;
+  Waking *waking;          /* scratch: the threads those writes wake        */
+  int waking_capacity;
+} StmLog;
+
 /* An exception thrown to a thread and not yet raised in it. */
 typedef struct {
   Value exception;
@@ -85,16 +106,11 @@ struct ObjThread {
   ObjThread *wait_prev;    /* the MVar's queue of waiting threads          */
   ObjThread *wait_next;
 
-  /* the running (or, blocked in retry, the last) transaction: writes go to
-   * the TVars at once, with an undo log to roll them back (vm/stm.c) */
+  /* transactions: the logs of the running one are the VM's (StmLog) */
   bool in_transaction;
-  uint64_t transaction_id;
-  UndoEntry *undo;
-  int undo_count;
-  int undo_capacity;
-  ObjTVar **reads;         /* the read set, each TVar once                */
-  int read_count;
-  int read_capacity;
+  ObjTVar **wait_set;      /* blocked in retry: the read set it waits on  */
+  int wait_count;          /* (wait_one when it is one TVar: no malloc)   */
+  ObjTVar *wait_one;
   uint64_t block_seq;      /* when it blocked in retry                    */
 
   Pending *pending;        /* asynchronous exceptions not yet raised, FIFO */
@@ -105,6 +121,9 @@ struct ObjThread {
   Value raised_value;      /* that exception: throwing it again keeps raised_by */
   const char *raise_file;  /* where it was raised: the innermost frame of the  */
   int raise_line;          /* script's own code (NULL: none, prelude's only)   */
+
+  uint64_t rng;            /* its stream of random(n) numbers (vm/random.h) */
+  int explore_key;         /* its id in schedule exploration (vm/explore.h), -1 until needed */
 
   int profile_index;        /* its row in the profile, when profiling */
   int serial;               /* creation order in this run: its timeline track */
@@ -152,6 +171,9 @@ typedef struct {
 
 /* Free the pooled stack arrays (VM shutdown). */
 void thread_pools_free(VM *vm);
+
+/* Forget the TVars the thread waited on in retry (vm/stm.c). */
+void thread_drop_wait_set(ObjThread *thread);
 
 /* Release the stacks of a finished thread (the object lives on as an id). */
 void thread_release(VM *vm, ObjThread *thread);

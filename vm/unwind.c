@@ -10,10 +10,18 @@
 
 #define MAX_TRACE_FRAMES 20   /* a stack overflow would print a million lines */
 
-Value unwind_error_exception(VM *vm, ObjThread *thread) {
-  ObjException *exc = obj_exception(vm, EXC_ERROR, NULL);
+Value unwind_located_exception(VM *vm, ObjThread *thread, ExceptionKind kind, const char *message) {
+  ObjException *exc = obj_exception(vm, kind, NULL);
   gc_push_root(vm, OBJ_VAL(exc));
-  exc->message = obj_cstring(vm, vm->error);
+  exc->message = obj_cstring(vm, message);
+  if (kind == EXC_ASSERT) { /* the script's own line: the prelude's `when` would say nothing */
+    for (int i = thread->frame_count - 1; i >= 0 && !exc->where; i--) {
+      const ObjProto *proto;
+      int line;
+      if (thread_frame_location(vm, &thread->frames[i], &proto, &line) && !proto->prelude)
+        exc->where = obj_stringf(vm, "%s:%d", proto->file, line);
+    }
+  }
   Buffer trace;
   buf_init(&trace);
   int shown = 0, hidden = 0;
@@ -33,8 +41,12 @@ Value unwind_error_exception(VM *vm, ObjThread *thread) {
   if (trace.length) exc->trace = obj_string(vm, trace.data, (int)trace.length);
   buf_free(&trace);
   gc_pop_root(vm);
-  vm->has_error = false;
   return OBJ_VAL(exc);
+}
+
+Value unwind_error_exception(VM *vm, ObjThread *thread) {
+  vm->has_error = false;
+  return unwind_located_exception(vm, thread, EXC_ERROR, vm->error);
 }
 
 /* Deaths that need no report: kill() and the async library's cancel(). */
@@ -46,6 +58,11 @@ static bool quiet_death(Value exc) {
     if (strcmp(record->fields[i].name->chars, "kind") == 0 && IS_STRING(record->fields[i].value))
       return strcmp(AS_CSTRING(record->fields[i].value), "AsyncCancelled") == 0;
   return false;
+}
+
+bool unwind_death_fails_run(VM *vm, Value exc) {
+  if (IS_EXCEPTION(exc) && AS_EXCEPTION(exc)->kind == EXC_ASSERT) return true;
+  return vm->config.fail_on_uncaught && !quiet_death(exc);
 }
 
 #define DEATH_SHOW_LIMIT 200    /* bytes of the exception in a death report */
@@ -84,14 +101,14 @@ static void thread_died(VM *vm, ObjThread *thread, Value exc) {
   Buffer when;
   buf_init(&when);
   duration_show(&when, vm->now);
-  if (IS_EXCEPTION(exc) && AS_EXCEPTION(exc)->kind == EXC_ERROR) {
+  if (IS_EXCEPTION(exc) && (AS_EXCEPTION(exc)->kind == EXC_ERROR || AS_EXCEPTION(exc)->kind == EXC_ASSERT)) {
     ObjException *e = AS_EXCEPTION(exc);
     Buffer report;
     buf_init(&report);
-    buf_printf(&report, "%s: runtime error: %s\n  in thread %s at simulated time %s\n",
-               e->where ? e->where->chars : "simvm", e->message->chars, name, when.data);
+    buf_printf(&report, "%s: %s: %s\n  in thread %s at simulated time %s\n", e->where ? e->where->chars : "simvm",
+               e->kind == EXC_ASSERT ? "assertion failed" : "runtime error", e->message->chars, name, when.data);
     if (e->trace) buf_append(&report, e->trace->chars, (size_t)e->trace->length);
-    if (vm->config.write_error) vm->config.write_error(vm->config.user, report.data, report.length);
+    vm_write_error(vm, report.data, report.length);
     buf_free(&report);
   } else if (thread == vm->main_thread) {
     vm_report(vm, "simvm: uncaught exception %s in thread %s at simulated time %s\n", text.data, name, when.data);
@@ -108,7 +125,7 @@ static void thread_died(VM *vm, ObjThread *thread, Value exc) {
       buf_append(&report, ")", 1);
     }
     buf_append(&report, "\n", 1);
-    if (vm->config.write_error) vm->config.write_error(vm->config.user, report.data, report.length);
+    vm_write_error(vm, report.data, report.length);
     buf_free(&report);
   }
   buf_free(&text);

@@ -284,6 +284,7 @@ static void show_leaf(Buffer *buf, Value value, bool quote) {
     case OBJ_EXCEPTION: {
       ObjException *exc = AS_EXCEPTION(value);
       if (exc->kind == EXC_KILLED) buf_append(buf, "ThreadKilled", 12);
+      else if (exc->kind == EXC_ASSERT) buf_printf(buf, "AssertionFailed(%s)", exc->message->chars);
       else buf_printf(buf, "ErrorCall(%s)", exc->message ? exc->message->chars : "");
       return;
     }

@@ -26,9 +26,12 @@ bool verify_stack_effect(uint8_t op, int operand, int *pops, int *effect) {
     case OP_CALL: case OP_TAIL_CALL: case OP_CALL_BIND: case OP_TAIL_CALL_BIND:
       *pops = operand + 1; *effect = -operand; break;
     case OP_RETURN: *effect = -1; break;
+    case OP_CALL_SELF: *pops = operand + 1; *effect = -operand; break;
+    case OP_TAIL_SELF: case OP_TAIL_SELF_BIND: *pops = operand; *effect = 1 - operand; break;
     case OP_ACTION:
     case OP_PRIM:
-      if (operand < builtin_count && builtin_is_action(&builtin_table[operand])) {
+    case OP_NATIVE:
+      if (operand < builtin_count && builtin_is_action(&builtin_table[operand]) == (op != OP_NATIVE)) {
         *pops = builtin_table[operand].arity;
         *effect = 1 - *pops;
       }
@@ -100,7 +103,10 @@ bool verify_proto(VM *vm, const ObjProto *proto, bool top_level, char *error, si
         case OP_TAIL_BIND: if (next >= n || chunk->code[next] != OP_RETURN) why = "TAIL_BIND not followed by RETURN"; break;
         case OP_ACTION: if (operand >= builtin_count || !builtin_is_action(&builtin_table[operand])) why = "ACTION of a builtin that is not an action"; break;
         case OP_PRIM: if (operand >= builtin_count || !builtin_is_action(&builtin_table[operand])) why = "PRIM of a builtin that is not an action"; break;
+        case OP_NATIVE: if (operand >= builtin_count || builtin_is_action(&builtin_table[operand])) why = "NATIVE of a builtin that is an action, or none"; break;
         case OP_CONST:
+        case OP_DELAY_K:
+        case OP_SAY_K:
           if (operand >= k->count) why = "a constant out of range";
           else if (IS_PROTO(k->values[operand])) why = "CONST of a prototype (only CLOSURE may use one)";
           break;
@@ -118,6 +124,12 @@ bool verify_proto(VM *vm, const ObjProto *proto, bool top_level, char *error, si
           else if (operand < builtin_count) why = "a definition of a builtin";
           break;
         case OP_JUMP: case OP_JUMP_IF_FALSE: jump = next + operand; if (jump > n) why = "a jump off the end of the code"; break;
+        case OP_CALL_SELF: case OP_TAIL_SELF:
+          if (proto->kind != PROTO_FUNCTION || operand != proto->arity) why = "a self call that is not of this value function's arity";
+          break;
+        case OP_TAIL_SELF_BIND:
+          if (proto->kind != PROTO_ACTION_FN || operand != proto->arity) why = "a self call that is not of this action function's arity";
+          break;
         default: break;
       }
       if (!why && d - pops < 1) why = "a stack underflow";
@@ -129,7 +141,8 @@ bool verify_proto(VM *vm, const ObjProto *proto, bool top_level, char *error, si
       break;
     }
     int after = d + effect;
-    int targets[2] = {op == OP_RETURN || op == OP_JUMP ? -1 : next, jump};
+    bool ends = op == OP_RETURN || op == OP_JUMP || op == OP_TAIL_SELF || op == OP_TAIL_SELF_BIND;
+    int targets[2] = {ends ? -1 : next, jump};
     for (int t = 0; t < 2 && ok; t++) {
       int target = targets[t];
       if (target < 0) continue;

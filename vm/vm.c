@@ -11,14 +11,34 @@
 #include "memory.h"
 #include "interp.h"
 #include "sched.h"
+#include "stm.h"
 #include "state.h"
 
 void vm_config_init(VMConfig *config) {
   memset(config, 0, sizeof *config);
   config->max_time = -1;
   config->max_trace_size = (uint64_t)1 << 30;
+  config->say_block = 64 * 1024;
   config->opt_level = 1;
   config->program = "simvm";
+}
+
+void vm_flush_output(VM *vm) {
+  if (vm->out.length && vm->config.write_say) vm->config.write_say(vm->config.user, vm->out.data, vm->out.length);
+  /* the text stays in place: a say event the sinks are still seeing points at it */
+  vm->out.length = 0;
+}
+
+void vm_write_error(VM *vm, const char *text, size_t length) {
+  vm_flush_output(vm);
+  if (vm->config.write_error) vm->config.write_error(vm->config.user, text, length);
+}
+
+void vm_write_trace(VM *vm, int which, const char *text, size_t length) {
+  WriteFn write = which == 0 ? vm->config.write_trace : vm->config.write_trace_json;
+  if (!write || !vm_trace_room(vm, which, length)) return;
+  vm_flush_output(vm);
+  write(vm->config.user, text, length);
 }
 
 void vm_report(VM *vm, const char *fmt, ...) {
@@ -29,7 +49,7 @@ void vm_report(VM *vm, const char *fmt, ...) {
   int n = vsnprintf(text, sizeof text, fmt, ap);
   va_end(ap);
   if (n < 0) return;
-  vm->config.write_error(vm->config.user, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1);
+  vm_write_error(vm, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1);
 }
 
 /* ---- stopping ---- */
@@ -42,7 +62,7 @@ void vm_update_stop(VM *vm) {
   }
   atomic_store(&vm->stop_at, at);
   /* a signal handler may have set stop (then stop_at) meanwhile: it wins */
-  if (vm->stop) atomic_store(&vm->stop_at, 0);
+  if (vm->stop || vm->heap_exceeded) atomic_store(&vm->stop_at, 0);
 }
 
 void vm_stop(VM *vm, SimStop why) {
@@ -72,20 +92,27 @@ SimStatus vm_stopped(VM *vm) {
     duration_show(&out, vm->now);
     buf_printf(&out, " after %" PRIu64 " instruction%s\n", vm->steps, vm->steps == 1 ? "" : "s");
     sched_report_threads(vm, &out);
-    if (vm->config.write_error) vm->config.write_error(vm->config.user, out.data, out.length);
+    vm_write_error(vm, out.data, out.length);
     buf_free(&out);
     return SIM_INTERRUPTED;
   }
   if (stop == SIM_STOP_OUTPUT) return SIM_USAGE;
+  if (vm->heap_exceeded) {
+    vm_report(vm, "simvm: heap limit reached: %zu bytes in use (--max-heap)\n", vm->bytes_allocated);
+    return SIM_LIMIT;
+  }
   if (stop == STOP_TRACE_SIZE) {
     static const char *const outputs[] = {"--trace output", "--trace-json file", "--timeline file"};
     vm_report(vm, "simvm: trace size limit reached: the %s would pass %" PRIu64 " bytes (--max-trace-size)\n",
               outputs[vm->trace_capped - 1], vm->config.max_trace_size);
   } else if (vm->config.max_steps && vm->steps >= vm->config.max_steps) {
-    vm_report(vm, "simvm: step limit reached: %" PRIu64 " instruction%s executed (--max-steps)\n", vm->steps,
-              vm->steps == 1 ? "" : "s");
+    /* checked at calls and binds: the count may be a little past the limit,
+     * by how far depends on the code, so the message gives the limit */
+    vm_report(vm, "simvm: step limit reached: at least %" PRIu64 " instruction%s executed (--max-steps)\n",
+              vm->config.max_steps, vm->config.max_steps == 1 ? "" : "s");
   } else {
-    vm_report(vm, "simvm: work limit reached: %" PRIu64 " units of work done (--max-work)\n", vm->steps + vm->work);
+    vm_report(vm, "simvm: work limit reached: at least %" PRIu64 " units of work done (--max-work)\n",
+              vm->config.max_work);
   }
   return SIM_LIMIT;
 }
@@ -190,8 +217,9 @@ VM *vm_new(const VMConfig *config) {
   vm->next_gc = 1024 * 1024;
   const char *stress = getenv("SIMVM_GC_STRESS");
   vm->gc_stress = stress && *stress && strcmp(stress, "0") != 0;
+  gc_update_limit(vm);
   vm->optimize = config->opt_level > 0;
-  vm->result = UNIT_VAL;
+  vm->result = vm->failure = UNIT_VAL;
   vm->main_action = UNDEFINED_VAL;
   table_init(&vm->strings);
   table_init(&vm->global_index);
@@ -226,6 +254,7 @@ VM *vm_new(const VMConfig *config) {
 void vm_free(VM *vm) {
   if (!vm) return;
   events_stop(vm);
+  buf_free(&vm->out);
   /* the heap points into objects about to be freed: empty it first */
   timer_heap_clear(&vm->timers);
   gc_free_all(vm);
@@ -240,6 +269,8 @@ void vm_free(VM *vm) {
   value_array_free(&vm->globals);
   value_array_free(&vm->module_inits);
   free(vm->global_info);
+  free(vm->young_owners);
+  stm_log_free(vm);
   free(vm->due);
   while (vm->sources) {
     Source *next = vm->sources->next;
@@ -305,8 +336,8 @@ static void reset_scheduler(VM *vm) {
   timer_heap_clear(&vm->timers);
   vm->run_queue.count = 0;
   vm->run_queue.head = 0;
-  vm->main_thread = vm->current = NULL;
-  vm->result = UNIT_VAL;
+  vm->main_thread = vm->current = vm->failed_thread = NULL;
+  vm->result = vm->failure = UNIT_VAL;
 }
 
 /* Start a simulation at time 0 with a main thread running `action`. */
@@ -317,9 +348,11 @@ static SimStatus simulate(VM *vm, Value action) {
   memset(vm->trace_bytes, 0, sizeof vm->trace_bytes);
   vm->trace_capped = 0;
   if (vm->stop == STOP_TRACE_SIZE) vm->stop = 0; /* a trace cap ends one run; vm_stop all */
-  vm_update_stop(vm);
   vm->heap_exceeded = false;
+  gc_update_limit(vm); /* --max-heap may have changed since the last run */
+  vm_update_stop(vm);
   vm->timer_seq = vm->transaction_counter = vm->block_counter = 0;
+  vm->stm.undo_count = vm->stm.read_count = 0; /* a run may stop inside a transaction */
   memset(&vm->stats, 0, sizeof vm->stats);
   vm->thread_serial = 0;
   profile_free(vm->profile);
@@ -327,7 +360,9 @@ static SimStatus simulate(VM *vm, Value action) {
   events_start(vm);
   vm->main_thread = thread_new(vm, NULL, action);
   sched_enqueue(vm, vm->main_thread);
-  return interp_run(vm);
+  SimStatus status = interp_run(vm);
+  vm_flush_output(vm);
+  return status;
 }
 
 /* The load: every module's top level not yet run, in load order, on a main
@@ -349,12 +384,15 @@ static SimStatus load_program(VM *vm) {
   ObjClosure *load = boot_closure(vm, "<load>", &code);
   vm->gc_paused--;
   VMConfig config = vm->config;
+  struct Explorer *explore = vm->explore; /* top levels have no schedule to explore */
+  vm->explore = NULL;
   vm->config.trace = vm->config.timeline = vm->config.profile = false;
   vm->config.write_trace_json = NULL;
   profile_free(vm->profile);
   vm->profile = NULL;
   SimStatus status = simulate(vm, OBJ_VAL(load));
   vm->config = config;
+  vm->explore = explore;
   vm->load_steps += vm->steps;
   reset_scheduler(vm);
   if (status != SIM_OK) return status;

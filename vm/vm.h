@@ -38,7 +38,12 @@ typedef enum {
 typedef void (*WriteFn)(void *user, const char *text, size_t len);
 
 typedef struct {
-  WriteFn write_say;     /* each say: the text, then "\n"; NULL: discard    */
+  WriteFn write_say;     /* say output: whole lines ending in "\n", in blocks
+                            of about say_block bytes (at the latest when the
+                            run ends, and before any trace or error output);
+                            NULL: discard                                   */
+  size_t say_block;      /* bytes of say output gathered before write_say is
+                            called; default 64 KiB; 0: every line at once   */
   WriteFn write_trace;   /* trace lines when `trace` is set                 */
   WriteFn write_error;   /* diagnostics and runtime errors                  */
   WriteFn write_trace_json; /* each trace event as a line of JSON (--trace-json); NULL: none */
@@ -56,6 +61,10 @@ typedef struct {
   int64_t max_time;      /* simulated nanoseconds; < 0: no limit            */
   size_t max_heap;       /* bytes of live heap (objects and thread stacks); 0: no limit */
   int max_threads;       /* threads alive at once, main included; 0: no limit */
+  bool fail_on_uncaught; /* a thread other than main dying of an uncaught
+                            exception (but ThreadKilled or AsyncCancelled)
+                            fails the run at once: SIM_FAILED (--fail-on uncaught).
+                            A failed assertion always does.                 */
   bool strict_shutdown;  /* main finishing while other threads live is a failure
                             (io-sim's runSimStrictShutdown): SIM_FAILED, reported */
   bool profile;          /* count instructions by opcode, call path and thread (vm/profile.h) */
@@ -66,6 +75,8 @@ typedef struct {
                             loaded first, by relative paths (--sandbox)     */
   int opt_level;         /* 1 (default): inline statements, direct opcodes;
                             0: io-sim's strategy, every action built and bound */
+  uint64_t seed;         /* the run's seed: main's stream of random numbers
+                            (vm/random.h); simvm --seed N                  */
   const char *program;   /* prefix of messages not about a script line ("simvm") */
   const char **argv;     /* the script's arguments, returned by args()      */
   int argc;

@@ -163,11 +163,15 @@ static bool insn_effect(uint8_t op, int operand, int *effect) {
   switch (op) {
     case OP_SLIDE: *effect = -operand; return true;
     case OP_ACTION:
-    case OP_PRIM: *effect = 1 - builtin_table[operand].arity; return true;
+    case OP_PRIM:
+    case OP_NATIVE: *effect = 1 - builtin_table[operand].arity; return true;
     case OP_LIST: *effect = 1 - operand; return true;
     case OP_RECORD: *effect = 1 - 2 * operand; return true;
     case OP_CALL:
     case OP_TAIL_CALL: *effect = -operand; return true;
+    case OP_CALL_SELF: *effect = -operand; return true; /* the callee is GET_LOCAL 0's copy */
+    case OP_TAIL_SELF:
+    case OP_TAIL_SELF_BIND: *effect = -operand; return true; /* ends the path: no callee pushed */
     default:
       /* the fused call-and-bind variants pop their arguments like CALL */
       if (opcode_info[op].operand == OPERAND_U8 && strstr(opcode_info[op].name, "CALL")) {
@@ -231,6 +235,7 @@ static int verify_depths(const ObjProto *proto, char *err, size_t errsize) {
         goto fail;
       }
       if (d > max) max = d;
+      if (op == OP_TAIL_SELF || op == OP_TAIL_SELF_BIND) break; /* the frame starts again */
       int next = offset + size;
       if (op == OP_JUMP || op == OP_JUMP_IF_FALSE) {
         int target = next + operand;
@@ -333,34 +338,34 @@ static const char *const actions_source =
     "}\n"
     "main = f(pure(1))\n";
 
-/* delay(...) as a statement is the DELAY instruction itself; the last
- * statement is run with TAIL_BIND. */
+/* delay(...) as a statement is the DELAY instruction itself, with a
+ * literal argument in it (DELAY_K, SAY_K); the last statement is run with
+ * TAIL_BIND. */
 static void test_statement_primitives_are_opcodes(void **state) {
   UnitVM *u = *state;
   ObjClosure *init = compile_ok(u, actions_source);
   const ObjProto *f = find_proto(init->proto, "f");
   assert_non_null(f);
-  assert_int_equal(count_op_in_tree(f, OP_DELAY), 1);
-  assert_int_equal(count_op_in_tree(f, OP_SAY), 1);
+  assert_int_equal(count_op_in_tree(f, OP_DELAY_K), 1);
+  assert_int_equal(count_op_in_tree(f, OP_SAY_K), 1);
+  assert_int_equal(count_op_in_tree(f, OP_DELAY) + count_op_in_tree(f, OP_SAY), 0);
   assert_int_equal(count_op_in_tree(f, OP_ACTION), 0); /* no action values built */
   assert_int_equal(count_op_in_tree(f, OP_BIND), 0);   /* and none bound */
 
-  const ObjProto *body = proto_with_op(f, OP_DELAY);
+  const ObjProto *body = proto_with_op(f, OP_DELAY_K);
   InsnList insns;
   decode(body, &insns);
   char listing[1024];
   ops_string(&insns, listing, sizeof listing);
-  /* the DELAY carries the line of its statement; the duration is pushed just before */
+  /* the DELAY_K carries the line of its statement and the duration */
   for (int i = 0; i < insns.count; i++) {
-    if (insns.items[i].op == OP_DELAY) {
+    if (insns.items[i].op == OP_DELAY_K) {
       assert_int_equal(insns.items[i].line, 2);
-      assert_true(i > 0);
-      assert_int_equal(insns.items[i - 1].op, OP_CONST);
-      Value k = body->chunk.constants.values[insns.items[i - 1].operand];
+      Value k = body->chunk.constants.values[insns.items[i].operand];
       assert_true(IS_DURATION(k));
       assert_int_equal(AS_DURATION(k), 1000);
     }
-    if (insns.items[i].op == OP_SAY) assert_int_equal(insns.items[i].line, 3);
+    if (insns.items[i].op == OP_SAY_K) assert_int_equal(insns.items[i].line, 3);
   }
   /* ... and the result of a statement is dropped */
   assert_int_equal(count_op(&insns, OP_POP), 2);
@@ -694,6 +699,72 @@ static void test_locals_shadow_builtins(void **state) {
   assert_protos_verify(init->proto);
 }
 
+static const char *const self_calls_source =
+    "fn sumTo(n, acc) = if n == 0 then acc else sumTo(n - 1, acc + n)\n"
+    "fn fib(n) = if n < 2 then n else fib(n - 1) + fib(n - 2)\n"
+    "fn ticks(n) {\n"
+    "  say(n)\n"
+    "  if n > 0 then ticks(n - 1) else return ()\n"
+    "}\n"
+    "fn shadowed(fib) = fib(1)\n"
+    "fn inner(n) = (fn(k) => inner(k))(n)\n"
+    "fn other(n) = sumTo(n, 0)\n"
+    "main = ticks(sumTo(3, 0))\n";
+
+/* A top-level function calling itself by name needs no callee check:
+ * CALL_SELF, TAIL_SELF in tail position, TAIL_SELF_BIND for an action
+ * function's last statement. A shadowed name, a lambda calling its outer
+ * function, or a call of another function is an ordinary call. */
+static void test_self_calls(void **state) {
+  UnitVM *u = *state;
+  ObjClosure *init = compile_ok(u, self_calls_source);
+  const ObjProto *sum = find_proto(init->proto, "sumTo");
+  assert_int_equal(count_op_in_tree(sum, OP_TAIL_SELF), 1);
+  assert_int_equal(count_op_in_tree(sum, OP_TAIL_CALL) + count_op_in_tree(sum, OP_CALL), 0);
+  const ObjProto *fib = find_proto(init->proto, "fib");
+  assert_int_equal(count_op_in_tree(fib, OP_CALL_SELF), 2);
+  assert_int_equal(count_op_in_tree(fib, OP_CALL), 0);
+  assert_int_equal(count_op_in_tree(find_proto(init->proto, "ticks"), OP_TAIL_SELF_BIND), 1);
+  const char *ordinary[] = {"shadowed", "inner", "other"};
+  for (int i = 0; i < 3; i++) {
+    const ObjProto *f = find_proto(init->proto, ordinary[i]);
+    assert_non_null(f);
+    assert_int_equal(count_op_in_tree(f, OP_CALL_SELF) + count_op_in_tree(f, OP_TAIL_SELF), 0);
+  }
+  assert_protos_verify(init->proto);
+}
+
+/* -O0 changes how actions are built and bound, not calls: the value
+ * functions call themselves as at -O1, but an action function's last
+ * statement is bound as io-sim binds (TAIL_BIND of the action built). */
+static void test_self_calls_O0(void **state) {
+  UnitVM *u = *state;
+  ObjClosure *init = compile_ok(u, self_calls_source);
+  assert_int_equal(count_op_in_tree(find_proto(init->proto, "sumTo"), OP_TAIL_SELF), 1);
+  assert_int_equal(count_op_in_tree(find_proto(init->proto, "fib"), OP_CALL_SELF), 2);
+  assert_int_equal(count_op_in_tree(init->proto, OP_TAIL_SELF_BIND), 0);
+  assert_protos_verify(init->proto);
+}
+
+/* A builtin function called by its name is NATIVE, with no callee fetched;
+ * passed as a value, or shadowed by a local, it is an ordinary call. */
+static void test_builtin_calls_are_native(void **state) {
+  UnitVM *u = *state;
+  ObjClosure *init = compile_ok(u,
+                                "fn f(xs) = if isEmpty(xs) then 0 else head(xs) + length(tail(xs))\n"
+                                "fn g(xs) = map(head, xs)\n"
+                                "fn h(head, xs) = head(xs)\n"
+                                "main = say(f([1, 2]) + length(g([[1]])) + h(fn(x) => 0, []))\n");
+  const ObjProto *f = find_proto(init->proto, "f");
+  assert_int_equal(count_op_in_tree(f, OP_NATIVE), 4);
+  assert_int_equal(count_op_in_tree(f, OP_GET_GLOBAL) + count_op_in_tree(f, OP_CALL), 0);
+  const ObjProto *g = find_proto(init->proto, "g");
+  assert_int_equal(count_op_in_tree(g, OP_NATIVE), 0);
+  assert_int_equal(count_op_in_tree(g, OP_GET_GLOBAL), 2); /* map, and head as a value */
+  assert_int_equal(count_op_in_tree(find_proto(init->proto, "h"), OP_NATIVE), 0);
+  assert_protos_verify(init->proto);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_verifier_rejects_bad_code, unit_setup_vm, unit_teardown_vm),
@@ -716,6 +787,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_error_definitions, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_failed_compile_returns_null, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_locals_shadow_builtins, unit_setup_vm, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_self_calls, unit_setup_vm, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_self_calls_O0, unit_setup_vm_O0, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_builtin_calls_are_native, unit_setup_vm, unit_teardown_vm),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

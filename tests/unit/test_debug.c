@@ -30,18 +30,17 @@ static void test_compiled_function(void **state) {
   buf_init(&out);
   debug_list_proto(&out, AS_CLOSURE(add)->proto, NULL);
   assert_text_equal(buf_text(&out),
-                    "action function add (test.sim:1): 2 params, 6 slots, 0 upvalues, 2 constants, 23 bytes\n"
+                    "action function add (test.sim:1): 2 params, 5 slots, 0 upvalues, 1 constants, 21 bytes\n"
                     "  0000    2  GET_LOCAL           1\n"
                     "  0002    |  GET_LOCAL           2\n"
                     "  0004    |  ADD            \n"
                     "  0005    3  GET_LOCAL           3\n"
-                    "  0007    |  CONST               0    ; 10\n"
-                    "  0010    |  GT             \n"
-                    "  0011    |  JUMP_IF_FALSE       6    ; to 0020\n"
-                    "  0014    |  CONST               1    ; \"big\"\n"
-                    "  0017    |  JUMP                2    ; to 0022\n"
-                    "  0020    |  GET_LOCAL           3\n"
-                    "  0022    |  RETURN         \n"
+                    "  0007    |  GTI                10\n"
+                    "  0009    |  JUMP_IF_FALSE       6    ; to 0018\n"
+                    "  0012    |  CONST               0    ; \"big\"\n"
+                    "  0015    |  JUMP                2    ; to 0020\n"
+                    "  0018    |  GET_LOCAL           3\n"
+                    "  0020    |  RETURN         \n"
                     "\n");
   /* one instruction at a time: each returns the next offset */
   buf_free(&out);
@@ -49,12 +48,14 @@ static void test_compiled_function(void **state) {
   assert_int_equal(debug_instruction(&out, proto, 0, NULL), 2);
   assert_int_equal(debug_instruction(&out, proto, 4, NULL), 5);
   assert_int_equal(debug_instruction(&out, proto, 5, NULL), 7);
-  assert_int_equal(debug_instruction(&out, proto, 11, NULL), 14);
+  assert_int_equal(debug_instruction(&out, proto, 7, NULL), 9);
+  assert_int_equal(debug_instruction(&out, proto, 9, NULL), 12);
   assert_text_equal(buf_text(&out),
                     "  0000    2  GET_LOCAL           1\n"
                     "  0004    |  ADD            \n"
                     "  0005    3  GET_LOCAL           3\n"
-                    "  0011    |  JUMP_IF_FALSE       6    ; to 0020\n");
+                    "  0007    |  GTI                10\n"
+                    "  0009    |  JUMP_IF_FALSE       6    ; to 0018\n");
   buf_free(&out);
   vm->gc_paused--;
 }
@@ -105,7 +106,7 @@ static void test_hand_made(void **state) {
                     "  0000    1  CLOSURE             0    ; <block> (m.sim:4)\n"
                     "  0003    2  FIELD               1    ; \"x\\ty\"\n"
                     "  0006    |  FIELD             300\n"
-                    "  0009    3  ACTION             58\n"
+                    "  0009    3  ACTION             61\n"
                     "  0011    |  JUMP              256    ; to 0270\n"
                     "  0014    5  <bad opcode 255>\n"
                     "  0015    |  POP            \n"
@@ -115,7 +116,7 @@ static void test_hand_made(void **state) {
                     "  0000    4  UNIT           \n"
                     "  0001    |  RETURN         \n"
                     "\n");
-  assert_int_equal(builtin_count, 58);
+  assert_int_equal(builtin_count, 61);
   buf_free(&out);
   /* the truncated instruction ends the listing; the bad byte is one byte */
   assert_int_equal(debug_instruction(&out, p, 16, NULL), 18);

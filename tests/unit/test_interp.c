@@ -235,13 +235,16 @@ static void test_step_limit_boundary(void **state) {
   assert_int_equal(vm_steps(enough->vm), needed);
   unit_vm_free(enough);
 
-  config.max_steps = needed - 1;
+  /* checked at calls and binds: the run stops at the first one after the
+   * limit, a few instructions past it */
+  config.max_steps = needed / 2;
   UnitVM *short_ = run_fresh(&config, busy_program, &status);
   assert_status(status, SIM_LIMIT, short_);
-  assert_int_equal(vm_steps(short_->vm), needed - 1);
+  assert_true(vm_steps(short_->vm) >= needed / 2);
+  assert_true(vm_steps(short_->vm) < needed / 2 + 20);
   char expected[128];
-  snprintf(expected, sizeof expected, "simvm: step limit reached: %llu instructions executed (--max-steps)\n",
-           (unsigned long long)(needed - 1));
+  snprintf(expected, sizeof expected, "simvm: step limit reached: at least %llu instructions executed (--max-steps)\n",
+           (unsigned long long)(needed / 2));
   assert_text_equal(unit_text(&short_->err), expected);
   unit_vm_free(short_);
 }
@@ -255,9 +258,9 @@ static void test_step_limit_stops_busy_loop(void **state) {
   SimStatus status;
   UnitVM *u = run_fresh(&config, "main = forever(yield())\n", &status);
   assert_status(status, SIM_LIMIT, u);
-  assert_int_equal(vm_steps(u->vm), 10000);
+  assert_true(vm_steps(u->vm) >= 10000 && vm_steps(u->vm) < 10000 + 20);
   assert_int_equal(vm_now(u->vm), 0);
-  assert_text_equal(unit_text(&u->err), "simvm: step limit reached: 10000 instructions executed (--max-steps)\n");
+  assert_text_equal(unit_text(&u->err), "simvm: step limit reached: at least 10000 instructions executed (--max-steps)\n");
   unit_vm_free(u);
 }
 

@@ -42,10 +42,7 @@ static void test_work_budget_stops_long_instructions(void **state) {
   u = limited(steps * 10, 1000000);
   assert_status(unit_run(u, doubling), SIM_LIMIT, u);
   assert_text_equal(unit_text(&u->out), "");
-  char expected[128];
-  snprintf(expected, sizeof expected, "simvm: work limit reached: %" PRIu64 " units of work done (--max-work)\n",
-           vm_steps(u->vm) + u->vm->work);
-  assert_text_equal(unit_text(&u->err), expected);
+  assert_text_equal(unit_text(&u->err), "simvm: work limit reached: at least 1000000 units of work done (--max-work)\n");
   assert_true(u->vm->work + vm_steps(u->vm) >= 1000000);
   assert_true(u->vm->work + vm_steps(u->vm) < 1000000 + 600000); /* at most one copy too many */
   unit_vm_free(u);
@@ -57,13 +54,15 @@ static void test_work_counts_instructions(void **state) {
   const char *loop = "fn count(n) = if n == 0 then 0 else count(n - 1)\nmain = say(count(100000))\n";
   UnitVM *u = limited(0, 5000);
   assert_status(unit_run(u, loop), SIM_LIMIT, u);
-  assert_int_equal(vm_steps(u->vm) + u->vm->work, 5000);
-  assert_text_equal(unit_text(&u->err), "simvm: work limit reached: 5000 units of work done (--max-work)\n");
+  /* checked at calls and binds: a few instructions past it */
+  assert_true(vm_steps(u->vm) + u->vm->work >= 5000);
+  assert_true(vm_steps(u->vm) + u->vm->work < 5000 + 20);
+  assert_text_equal(unit_text(&u->err), "simvm: work limit reached: at least 5000 units of work done (--max-work)\n");
   unit_vm_free(u);
   /* the step limit wins when it is reached first */
   u = limited(1000, 5000);
   assert_status(unit_run(u, loop), SIM_LIMIT, u);
-  assert_text_equal(unit_text(&u->err), "simvm: step limit reached: 1000 instructions executed (--max-steps)\n");
+  assert_text_equal(unit_text(&u->err), "simvm: step limit reached: at least 1000 instructions executed (--max-steps)\n");
   unit_vm_free(u);
 }
 
@@ -218,11 +217,12 @@ static UnitVM *stopping_vm(Stopper *s, int stop_after, SimStop why) {
   *s = (Stopper){0, stop_after, why};
   u->data = s;
   u->vm->config.write_say = say_then_stop;
+  u->vm->config.say_block = 0; /* each say written at once: the stop follows it */
   assert_status(unit_load(u, ticker), SIM_OK, u);
   return u;
 }
 
-/* The run stops at the next instruction, says when and where every thread
+/* The run stops at its next call or bind, says when and where every thread
  * is, and what it recorded is complete; later runs stop at once. */
 static void test_stop_reports_every_thread(void **state) {
   (void)state;
@@ -234,7 +234,7 @@ static void test_stop_reports_every_thread(void **state) {
   snprintf(expected, sizeof expected,
            "simvm: interrupted at 3ms after %" PRIu64 " instructions\n"
            "  thread main is blocked in delay until 1s at test.sim:6\n"
-           "  thread 1 (ticker) is running at test.sim:3\n",
+           "  thread 1 (ticker) is running at test.sim:4\n",
            vm_steps(u->vm));
   assert_text_equal(unit_text(&u->err), expected);
   char *timeline = NULL;

@@ -242,6 +242,7 @@ static void test_profile_keeps_its_prototypes(void **state) {
   (void)state;
   UnitVM *u = profiled_vm(1);
   u->vm->gc_stress = true;
+  gc_update_limit(u->vm);
   assert_runs_with_output(u, "fn loop(i, xs) = if i == 0 then length(xs) else loop(i - 1, if i % 10 == 0 then [i] else cons(i, xs))\n"
                              "fn main() {\n  let n = loop(100, [])\n  say(n)\n}\n", "10\n");
   gc_collect(u->vm);

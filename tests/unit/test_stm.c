@@ -43,7 +43,7 @@ static const char *waiter_ids(ObjTVar *tvar) {
 /* Block `thread` in retry after a transaction that read `tvars` in order. */
 static void block_on(VM *vm, ObjThread *thread, ObjTVar **tvars, int count) {
   stm_begin(vm, thread);
-  for (int i = 0; i < count; i++) stm_read(vm, thread, tvars[i]);
+  for (int i = 0; i < count; i++) stm_read(vm, tvars[i]);
   stm_block(vm, thread);
 }
 
@@ -66,36 +66,36 @@ static void test_rollback_to_mark_restores_in_reverse(void **state) {
 
   stm_begin(vm, t);
   assert_true(t->in_transaction);
-  assert_int_equal(t->undo_count, 0);
-  stm_write(vm, t, a, INT_VAL(10));
-  int mark = t->undo_count;
+  assert_int_equal(vm->stm.undo_count, 0);
+  stm_write(vm, a, INT_VAL(10));
+  int mark = vm->stm.undo_count;
   assert_int_equal(mark, 1);
-  stm_write(vm, t, b, INT_VAL(20));
-  stm_write(vm, t, a, INT_VAL(30));
-  stm_write(vm, t, a, INT_VAL(40));
-  stm_write(vm, t, b, INT_VAL(50));
-  assert_int_equal(t->undo_count, 5);
+  stm_write(vm, b, INT_VAL(20));
+  stm_write(vm, a, INT_VAL(30));
+  stm_write(vm, a, INT_VAL(40));
+  stm_write(vm, b, INT_VAL(50));
+  assert_int_equal(vm->stm.undo_count, 5);
   assert_int_equal(tvar_int(a), 40);
   assert_int_equal(tvar_int(b), 50);
   /* each entry holds the value just before its write */
-  assert_ptr_equal(t->undo[3].tvar, a);
-  assert_int_equal(AS_INT(t->undo[3].old), 30);
-  assert_ptr_equal(t->undo[4].tvar, b);
-  assert_int_equal(AS_INT(t->undo[4].old), 20);
+  assert_ptr_equal(vm->stm.undo[3].tvar, a);
+  assert_int_equal(AS_INT(vm->stm.undo[3].old), 30);
+  assert_ptr_equal(vm->stm.undo[4].tvar, b);
+  assert_int_equal(AS_INT(vm->stm.undo[4].old), 20);
 
-  stm_rollback(t, mark);
-  assert_int_equal(t->undo_count, 1);
+  stm_rollback(vm, mark);
+  assert_int_equal(vm->stm.undo_count, 1);
   assert_int_equal(tvar_int(a), 10); /* the value at the mark, not 30 (forward order would give 30) */
   assert_int_equal(tvar_int(b), 2);
 
   /* the mark where the log already is: nothing changes */
-  stm_rollback(t, 1);
-  assert_int_equal(t->undo_count, 1);
+  stm_rollback(vm, 1);
+  assert_int_equal(vm->stm.undo_count, 1);
   assert_int_equal(tvar_int(a), 10);
 
-  stm_write(vm, t, b, INT_VAL(7));
-  stm_rollback(t, 0);
-  assert_int_equal(t->undo_count, 0);
+  stm_write(vm, b, INT_VAL(7));
+  stm_rollback(vm, 0);
+  assert_int_equal(vm->stm.undo_count, 0);
   assert_int_equal(tvar_int(a), 1);
   assert_int_equal(tvar_int(b), 2);
   assert_true(t->in_transaction); /* rollback alone does not end the transaction */
@@ -109,20 +109,20 @@ static void test_nested_marks(void **state) {
   ObjThread *t = new_thread(vm, NULL);
   ObjTVar *a = new_tvar(vm, 0), *b = new_tvar(vm, 0), *c = new_tvar(vm, 0);
   stm_begin(vm, t);
-  stm_write(vm, t, a, INT_VAL(1));
-  int outer = t->undo_count;
-  stm_write(vm, t, b, INT_VAL(2));
-  stm_write(vm, t, a, INT_VAL(3));
-  int inner = t->undo_count;
-  stm_write(vm, t, c, INT_VAL(4));
-  stm_write(vm, t, b, INT_VAL(5));
-  stm_rollback(t, inner);
-  assert_int_equal(t->undo_count, 3);
+  stm_write(vm, a, INT_VAL(1));
+  int outer = vm->stm.undo_count;
+  stm_write(vm, b, INT_VAL(2));
+  stm_write(vm, a, INT_VAL(3));
+  int inner = vm->stm.undo_count;
+  stm_write(vm, c, INT_VAL(4));
+  stm_write(vm, b, INT_VAL(5));
+  stm_rollback(vm, inner);
+  assert_int_equal(vm->stm.undo_count, 3);
   assert_int_equal(tvar_int(a), 3);
   assert_int_equal(tvar_int(b), 2);
   assert_int_equal(tvar_int(c), 0);
-  stm_rollback(t, outer);
-  assert_int_equal(t->undo_count, 1);
+  stm_rollback(vm, outer);
+  assert_int_equal(vm->stm.undo_count, 1);
   assert_int_equal(tvar_int(a), 1);
   assert_int_equal(tvar_int(b), 0);
   assert_int_equal(tvar_int(c), 0);
@@ -136,12 +136,12 @@ static void test_long_undo_log(void **state) {
   ObjTVar *tvars[5];
   for (int i = 0; i < 5; i++) tvars[i] = new_tvar(vm, -i);
   stm_begin(vm, t);
-  for (int i = 0; i < 100; i++) stm_write(vm, t, tvars[i % 5], INT_VAL(i));
-  assert_int_equal(t->undo_count, 100);
+  for (int i = 0; i < 100; i++) stm_write(vm, tvars[i % 5], INT_VAL(i));
+  assert_int_equal(vm->stm.undo_count, 100);
   for (int i = 0; i < 5; i++) assert_int_equal(tvar_int(tvars[i]), 95 + i);
-  stm_rollback(t, 50);
+  stm_rollback(vm, 50);
   for (int i = 0; i < 5; i++) assert_int_equal(tvar_int(tvars[i]), 45 + i);
-  stm_rollback(t, 0);
+  stm_rollback(vm, 0);
   for (int i = 0; i < 5; i++) assert_int_equal(tvar_int(tvars[i]), -i);
 }
 
@@ -153,37 +153,44 @@ static void test_read_set_holds_each_tvar_once(void **state) {
   ObjThread *t = new_thread(vm, NULL);
   ObjTVar *a = new_tvar(vm, 0), *b = new_tvar(vm, 0), *c = new_tvar(vm, 0);
   stm_begin(vm, t);
-  stm_read(vm, t, a);
-  stm_read(vm, t, b);
-  stm_read(vm, t, a);
-  stm_write(vm, t, c, INT_VAL(1)); /* a write is not a read */
-  stm_read(vm, t, c);
-  stm_read(vm, t, b);
-  stm_read(vm, t, c);
-  assert_int_equal(t->read_count, 3);
-  assert_ptr_equal(t->reads[0], a);
-  assert_ptr_equal(t->reads[1], b);
-  assert_ptr_equal(t->reads[2], c);
+  stm_read(vm, a);
+  stm_read(vm, b);
+  stm_read(vm, a);
+  stm_write(vm, c, INT_VAL(1)); /* a write is not a read */
+  stm_read(vm, c);
+  stm_read(vm, b);
+  stm_read(vm, c);
+  assert_int_equal(vm->stm.read_count, 3);
+  assert_ptr_equal(vm->stm.reads[0], a);
+  assert_ptr_equal(vm->stm.reads[1], b);
+  assert_ptr_equal(vm->stm.reads[2], c);
 
   /* a new transaction starts with an empty read set, and reads again */
   stm_begin(vm, t);
-  assert_int_equal(t->read_count, 0);
-  assert_int_equal(t->undo_count, 0);
-  stm_read(vm, t, b);
-  stm_read(vm, t, b);
-  assert_int_equal(t->read_count, 1);
-  assert_ptr_equal(t->reads[0], b);
+  assert_int_equal(vm->stm.read_count, 0);
+  assert_int_equal(vm->stm.undo_count, 0);
+  stm_read(vm, b);
+  stm_read(vm, b);
+  assert_int_equal(vm->stm.read_count, 1);
+  assert_ptr_equal(vm->stm.reads[0], b);
 
-  /* another thread's transaction has its own read set */
+  /* blocking in retry makes the read set the thread's wait set: the
+   * next transaction, another thread's, starts empty and leaves it alone */
+  stm_read(vm, a);
+  stm_block(vm, t);
+  assert_int_equal(t->wait_count, 2);
+  assert_ptr_equal(t->wait_set[0], b);
+  assert_ptr_equal(t->wait_set[1], a);
   ObjThread *other = new_thread(vm, t);
   stm_begin(vm, other);
-  stm_read(vm, other, b);
-  stm_read(vm, other, a);
-  stm_read(vm, other, b);
-  assert_int_equal(other->read_count, 2);
-  assert_ptr_equal(other->reads[0], b);
-  assert_ptr_equal(other->reads[1], a);
-  assert_int_equal(t->read_count, 1);
+  assert_int_equal(vm->stm.read_count, 0);
+  stm_read(vm, c);
+  stm_read(vm, b);
+  assert_int_equal(vm->stm.read_count, 2);
+  assert_ptr_equal(vm->stm.reads[0], c);
+  assert_int_equal(t->wait_count, 2);
+  assert_ptr_equal(t->wait_set[0], b);
+  assert_ptr_equal(t->wait_set[1], a);
 }
 
 /* Many distinct TVars: the set grows, each is kept once, in read order. */
@@ -195,9 +202,9 @@ static void test_read_set_grows(void **state) {
   for (int i = 0; i < 40; i++) tvars[i] = new_tvar(vm, i);
   stm_begin(vm, t);
   for (int round = 0; round < 3; round++)
-    for (int i = 0; i < 40; i++) stm_read(vm, t, tvars[(i * 7) % 40]);
-  assert_int_equal(t->read_count, 40);
-  for (int i = 0; i < 40; i++) assert_ptr_equal(t->reads[i], tvars[(i * 7) % 40]);
+    for (int i = 0; i < 40; i++) stm_read(vm, tvars[(i * 7) % 40]);
+  assert_int_equal(vm->stm.read_count, 40);
+  for (int i = 0; i < 40; i++) assert_ptr_equal(vm->stm.reads[i], tvars[(i * 7) % 40]);
 }
 
 /* ---- blocking, cancelling, committing ---- */
@@ -210,16 +217,16 @@ static void test_block_registers_waiters(void **state) {
   ObjTVar *a = new_tvar(vm, 0), *b = new_tvar(vm, 0);
 
   stm_begin(vm, t1);
-  stm_read(vm, t1, a);
-  stm_write(vm, t1, b, INT_VAL(9));
-  stm_rollback(t1, 0); /* as TX_ABORT does before blocking */
-  stm_read(vm, t1, b);
+  stm_read(vm, a);
+  stm_write(vm, b, INT_VAL(9));
+  stm_rollback(vm, 0); /* as TX_ABORT does before blocking */
+  stm_read(vm, b);
   stm_block(vm, t1);
   assert_int_equal(t1->state, THREAD_BLOCKED);
   assert_int_equal(t1->blocked_on, BLOCKED_STM);
   assert_false(t1->in_transaction);
-  assert_int_equal(t1->undo_count, 0);
-  assert_int_equal(t1->read_count, 2); /* kept: it says what to leave when cancelled */
+  assert_int_equal(vm->stm.undo_count, 0);
+  assert_int_equal(t1->wait_count, 2); /* kept: the deadlock report names them */
   assert_int_equal(tvar_int(b), 0);
 
   ObjTVar *both[] = {b, a};
@@ -253,7 +260,7 @@ static void test_cancel_wait_keeps_lists_consistent(void **state) {
   assert_string_equal(waiter_ids(a), "3 4 5");
   assert_string_equal(waiter_ids(b), "2 3 5");
   assert_string_equal(waiter_ids(c), "4 5");
-  assert_int_equal(t[0]->read_count, 0);
+  assert_int_equal(t[0]->wait_count, 0);
 
   stm_cancel_wait(t[2]); /* the middle */
   assert_string_equal(waiter_ids(a), "4 5");
@@ -277,6 +284,14 @@ static void test_cancel_wait_keeps_lists_consistent(void **state) {
   assert_int_equal(vm->run_queue.count, 0); /* cancelling wakes nobody */
 }
 
+/* A transaction of `writer` that writes the `count` TVars in that order
+ * and commits (waking their waiters TVar by TVar): how many woke. */
+static int commit_writes(VM *vm, ObjThread *writer, ObjTVar **tvars, int count) {
+  stm_begin(vm, writer);
+  for (int i = 0; i < count; i++) stm_write(vm, tvars[i], INT_VAL(1));
+  return stm_commit(vm, writer, false);
+}
+
 /* Waking many waiters is linear: a thread that stops waiting leaves a stale
  * entry rather than being searched for in every list (which made 160 000
  * waiters take 4 s). Stale entries are dropped when the TVar is written,
@@ -293,7 +308,8 @@ static void test_many_waiters_wake_in_order(void **state) {
     t[i] = new_thread(vm, root);
     block_on(vm, t[i], ab, 2);
   }
-  assert_int_equal(stm_wake_readers(vm, &b, 1), N);
+  ObjThread *writer = new_thread(vm, root);
+  assert_int_equal(commit_writes(vm, writer, &b, 1), N);
   assert_int_equal(vm->run_queue.count, N);
   for (int i = 0; i < N; i++) {
     RunEntry *entry = &vm->run_queue.items[(vm->run_queue.head + i) & (vm->run_queue.capacity - 1)];
@@ -301,7 +317,7 @@ static void test_many_waiters_wake_in_order(void **state) {
     assert_int_equal(t[i]->blocked_on, BLOCKED_NONE);
   }
   assert_int_equal(unit_waiter_count(a), 0); /* all stale on a, which was not written */
-  assert_int_equal(stm_wake_readers(vm, &a, 1), 0);
+  assert_int_equal(commit_writes(vm, writer, &a, 1), 0);
   free(t);
 }
 
@@ -313,7 +329,7 @@ static void test_stale_waiters_do_not_pile_up(void **state) {
   ObjTVar *ab[] = {a, b};
   for (int i = 0; i < 1000; i++) {
     block_on(vm, t, ab, 2);
-    assert_int_equal(stm_wake_readers(vm, &b, 1), 1);
+    assert_int_equal(commit_writes(vm, t, &b, 1), 1);
     t->state = THREAD_RUNNABLE;
     vm->run_queue.count = 0;
   }
@@ -343,11 +359,11 @@ static void test_commit_wakes_in_block_order_once(void **state) {
 
   ObjThread *committer = t[4];
   stm_begin(vm, committer);
-  stm_read(vm, committer, c);
-  stm_write(vm, committer, b, INT_VAL(1)); /* b first: the order written must not matter */
-  stm_write(vm, committer, a, INT_VAL(2));
-  stm_write(vm, committer, a, INT_VAL(3));
-  stm_write(vm, committer, b, INT_VAL(4));
+  stm_read(vm, c);
+  stm_write(vm, b, INT_VAL(1)); /* b first: the order written must not matter */
+  stm_write(vm, a, INT_VAL(2));
+  stm_write(vm, a, INT_VAL(3));
+  stm_write(vm, b, INT_VAL(4));
   int woken = stm_commit(vm, committer, false);
 
   assert_int_equal(woken, 3);
@@ -360,13 +376,13 @@ static void test_commit_wakes_in_block_order_once(void **state) {
   for (int i = 0; i < 3; i++) {
     assert_int_equal(t[i]->state, THREAD_RUNNABLE);
     assert_int_equal(t[i]->blocked_on, BLOCKED_NONE);
-    assert_int_equal(t[i]->read_count, 0);
+    assert_int_equal(t[i]->wait_count, 0);
   }
   assert_int_equal(t[3]->state, THREAD_BLOCKED);
   assert_int_equal(t[3]->blocked_on, BLOCKED_STM);
   assert_false(committer->in_transaction);
-  assert_int_equal(committer->undo_count, 0);
-  assert_int_equal(committer->read_count, 0);
+  assert_int_equal(vm->stm.undo_count, 0);
+  assert_int_equal(vm->stm.read_count, 0);
   /* reading a TVar does not make the reader's commit a write to it */
   assert_int_equal(c->waiter_count, 1);
 }
@@ -382,11 +398,11 @@ static void test_commit_without_waiters(void **state) {
   block_on(vm, waiter, onlya, 1);
 
   stm_begin(vm, committer);
-  stm_read(vm, committer, a);
+  stm_read(vm, a);
   assert_int_equal(stm_commit(vm, committer, false), 0);
 
   stm_begin(vm, committer);
-  stm_write(vm, committer, b, INT_VAL(1));
+  stm_write(vm, b, INT_VAL(1));
   assert_int_equal(stm_commit(vm, committer, false), 0);
   assert_int_equal(vm->run_queue.count, 0);
   assert_string_equal(waiter_ids(a), "1");
@@ -394,7 +410,7 @@ static void test_commit_without_waiters(void **state) {
 
   /* writing the value a TVar already holds is still a write (io-sim's rule) */
   stm_begin(vm, committer);
-  stm_write(vm, committer, a, INT_VAL(0));
+  stm_write(vm, a, INT_VAL(0));
   assert_int_equal(stm_commit(vm, committer, false), 1);
   assert_string_equal(unit_run_queue_ids(vm), "1");
   assert_int_equal(a->waiter_count, 0);
@@ -412,15 +428,15 @@ static void test_reblocked_thread_orders_by_new_block(void **state) {
   block_on(vm, t1, onlya, 1);
   block_on(vm, t2, onlyb, 1);
   ObjTVar *written[] = {a};
-  assert_int_equal(stm_wake_readers(vm, written, 1), 1);
+  assert_int_equal(commit_writes(vm, root, written, 1), 1);
   block_on(vm, t1, onlyb, 1); /* 1 re-blocks, now after 2 */
   block_on(vm, t3, onlya, 1);
   ObjTVar *both[] = {a, b};
-  assert_int_equal(stm_wake_readers(vm, both, 2), 3);
+  assert_int_equal(commit_writes(vm, root, both, 2), 3);
   assert_string_equal(unit_run_queue_ids(vm), "1 3 2 1");
 }
 
-/* stm_wake_readers wakes TVar by TVar in the order given, as io-sim does,
+/* A commit wakes TVar by TVar in the order first written, as io-sim does,
  * each TVar's waiters in the order they blocked, each thread once. */
 static void test_wake_readers_order(void **state) {
   UnitVM *u = *state;
@@ -433,9 +449,9 @@ static void test_wake_readers_order(void **state) {
   block_on(vm, t3, cb, 2);
   block_on(vm, t1, onlyc, 1);
   ObjTVar *written[] = {c, a, b};
-  assert_int_equal(stm_wake_readers(vm, written, 3), 3);
+  assert_int_equal(commit_writes(vm, root, written, 3), 3);
   assert_string_equal(unit_run_queue_ids(vm), "3 1 2");
-  assert_int_equal(stm_wake_readers(vm, written, 3), 0);
+  assert_int_equal(commit_writes(vm, root, written, 3), 0);
   assert_int_equal(vm->run_queue.count, 3);
 }
 

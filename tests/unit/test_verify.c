@@ -116,13 +116,18 @@ static void test_stack_effects_known(void **state) {
   (void)state;
   for (int op = 0; op < OP_COUNT; op++) {
     int pops, effect;
-    bool known = verify_stack_effect((uint8_t)op, 0, &pops, &effect);
+    int operand = op == OP_NATIVE ? BUILTIN_show : 0; /* builtin 0 is an action */
+    bool known = verify_stack_effect((uint8_t)op, operand, &pops, &effect);
     if (!opcode_info[op].vm_only && !known) fail_msg("no stack effect for %s", opcode_info[op].name);
     if (known) assert_true(pops >= 0 && pops < 1000 && effect > -1000 && effect < 1000);
   }
   int pops, effect;
   assert_false(verify_stack_effect(OP_RESUME, 0, &pops, &effect));
   assert_false(verify_stack_effect(OP_PRIM, BUILTIN_show, &pops, &effect)); /* not an action */
+  assert_false(verify_stack_effect(OP_NATIVE, BUILTIN_putMVar, &pops, &effect)); /* an action */
+  assert_true(verify_stack_effect(OP_NATIVE, BUILTIN_show, &pops, &effect));
+  assert_int_equal(pops, 1);
+  assert_int_equal(effect, 0);
   assert_true(verify_stack_effect(OP_PRIM, BUILTIN_putMVar, &pops, &effect));
   assert_int_equal(pops, 2);
   assert_int_equal(effect, -1);
@@ -309,6 +314,37 @@ static void test_paths_meet_at_one_depth(void **state) {
   assert_verdict(vm, FN(OP_GET_LOCAL, 1, OP_JUMP_IF_FALSE, 0, 4, OP_UNIT, OP_JUMP, 0, 1, OP_UNIT, OP_RETURN), "ok");
 }
 
+/* NATIVE calls a builtin function; an action builtin is PRIM's. */
+static void test_native_of_a_function(void **state) {
+  VM *vm = ((UnitVM *)*state)->vm;
+  int head = -1, delay = -1;
+  for (int i = 0; i < builtin_count; i++) {
+    if (strcmp(builtin_table[i].name, "head") == 0) head = i;
+    if (strcmp(builtin_table[i].name, "delay") == 0) delay = i;
+  }
+  assert_true(head >= 0 && delay >= 0);
+  assert_verdict(vm, FN(OP_GET_LOCAL, 1, OP_NATIVE, (uint8_t)head, OP_RETURN), "ok");
+  assert_verdict(vm, FN(OP_GET_LOCAL, 1, OP_NATIVE, (uint8_t)delay, OP_RETURN),
+                 "f (t.sim:1): NATIVE of a builtin that is an action, or none at offset 2");
+}
+
+/* A self call must match this prototype: a value function's CALL_SELF and
+ * TAIL_SELF of its arity, an action function's TAIL_SELF_BIND. TAIL_SELF
+ * ends its path (the frame starts again). */
+static void test_self_calls_match_the_prototype(void **state) {
+  VM *vm = ((UnitVM *)*state)->vm;
+  assert_verdict(vm, FN(OP_GET_LOCAL, 0, OP_GET_LOCAL, 1, OP_CALL_SELF, 1, OP_RETURN), "ok");
+  Shape two = FN(OP_GET_LOCAL, 0, OP_GET_LOCAL, 1, OP_UNIT, OP_CALL_SELF, 2, OP_RETURN);
+  two.slots = 5;
+  assert_verdict(vm, two, "f (t.sim:1): a self call that is not of this value function's arity at offset 5");
+  assert_verdict(vm, FN(OP_GET_LOCAL, 1, OP_TAIL_SELF, 1), "ok");
+  assert_verdict(vm, FN(OP_GET_LOCAL, 1, OP_TAIL_SELF_BIND, 1),
+                 "f (t.sim:1): a self call that is not of this action function's arity at offset 2");
+  Shape action = FN(OP_GET_LOCAL, 1, OP_TAIL_SELF_BIND, 1);
+  action.kind = PROTO_ACTION_FN;
+  assert_verdict(vm, action, "ok");
+}
+
 int main(void) {
 #define T(name) cmocka_unit_test_setup_teardown(name, unit_setup_vm_direct, unit_teardown_vm)
   const struct CMUnitTest tests[] = {
@@ -322,6 +358,7 @@ int main(void) {
       T(test_upvalues_in_range),       T(test_globals_in_range),         T(test_no_builtin_redefined),
       T(test_jumps_in_the_code),       T(test_stack_underflow),          T(test_stack_within_slots),
       T(test_runs_off_the_end),        T(test_paths_meet_at_one_depth),
+      T(test_self_calls_match_the_prototype), T(test_native_of_a_function),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -70,21 +70,81 @@ static void log_say(void *user, const char *text, size_t length) {
   snprintf(log->last, sizeof log->last, "%.*s", (int)length, text);
 }
 
+/* write_say gets whole lines: by default all of a short run's at its end,
+ * in one block; with say_block 0, each say's line at once. */
 static void test_say_callback_shape(void **state) {
   (void)state;
-  SayLog log = {0, ""};
+  const char *src = "main = {\n  say(\"a\")\n  say([1, \"two\"])\n  say(\"multi\\nline\")\n}\n";
+  for (int each_line = 0; each_line < 2; each_line++) {
+    SayLog log = {0, ""};
+    VMConfig config;
+    vm_config_init(&config);
+    config.write_say = log_say;
+    config.user = &log;
+    if (each_line) config.say_block = 0;
+    VM *vm = vm_new(&config);
+    assert_non_null(vm);
+    assert_int_equal(vm_load_source(vm, "t.sim", src, strlen(src)), SIM_OK);
+    assert_int_equal(vm_run(vm), SIM_OK);
+    assert_int_equal(log.calls, each_line ? 3 : 1);
+    assert_string_equal(log.last, each_line ? "multi\nline\n" : "a\n[1, \"two\"]\nmulti\nline\n");
+    vm_free(vm);
+  }
+}
+
+/* Say output and error or trace output, all in one log in the order written. */
+static void log_stream(void *user, const char *text, size_t length, char stream) {
+  Buffer *log = user;
+  buf_printf(log, "%c:%.*s", stream, (int)length, text);
+}
+static void log_out(void *user, const char *text, size_t length) { log_stream(user, text, length, 'O'); }
+static void log_err(void *user, const char *text, size_t length) { log_stream(user, text, length, 'E'); }
+
+/* Buffered say output is written before anything on the other streams, so
+ * they interleave as the events happened; long output goes in blocks of
+ * whole lines of about say_block bytes. */
+static void test_say_blocks_keep_order(void **state) {
+  (void)state;
+  Buffer log;
+  buf_init(&log);
   VMConfig config;
   vm_config_init(&config);
-  config.write_say = log_say;
+  config.write_say = log_out;
+  config.write_error = log_err;
   config.user = &log;
   VM *vm = vm_new(&config);
-  assert_non_null(vm);
-  const char *src = "main = {\n  say(\"a\")\n  say([1, \"two\"])\n  say(\"multi\\nline\")\n}\n";
+  const char *src = "fn f(n) = if n == 0 then 1 / n else f(n - 1)\n"
+                    "main = {\n  say(\"before\")\n  fork({ say(\"child\"); throw(\"boom\") })\n  delay(1us)\n"
+                    "  say(\"after\")\n  say(f(0))\n}\n";
   assert_int_equal(vm_load_source(vm, "t.sim", src, strlen(src)), SIM_OK);
-  assert_int_equal(vm_run(vm), SIM_OK);
-  assert_int_equal(log.calls, 3);
-  assert_string_equal(log.last, "multi\nline\n");
+  assert_int_equal(vm_run(vm), SIM_FAILED);
+  const char *text = buf_text(&log);
+  const char *child = strstr(text, "O:before\nchild\nE:simvm: thread 1 at 0ns: uncaught \"boom\"");
+  assert_non_null(child);
+  assert_non_null(strstr(child, "\nO:after\nE:t.sim:1:"));
   vm_free(vm);
+
+  /* 20000 lines of 10 bytes in blocks of 64 KiB: 4 blocks, each whole lines */
+  buf_truncate(&log, 0);
+  buf_free(&log);
+  buf_init(&log);
+  vm = vm_new(&config);
+  const char *many = "main = replicateM_(20000, say(\"123456789\"))\n";
+  assert_int_equal(vm_load_source(vm, "t.sim", many, strlen(many)), SIM_OK);
+  assert_int_equal(vm_run(vm), SIM_OK);
+  int blocks = 0;
+  size_t total = 0;
+  for (const char *p = buf_text(&log); (p = strstr(p, "O:")); p += 2) {
+    const char *end = strstr(p + 2, "O:");
+    size_t length = end ? (size_t)(end - p - 2) : strlen(p + 2);
+    assert_true(length % 10 == 0 && length <= 64 * 1024 + 10);
+    total += length;
+    blocks++;
+  }
+  assert_int_equal(blocks, 4);
+  assert_int_equal(total, 200000);
+  vm_free(vm);
+  buf_free(&log);
 }
 
 /* The trace: time right-aligned in 10 columns, two spaces, the thread name
@@ -291,6 +351,12 @@ static const char *fresh_program =
     "  say(r)\n"
     "}\n";
 
+static bool count_object(void *ctx, Obj *obj) {
+  (void)obj;
+  ++*(int *)ctx;
+  return false;
+}
+
 static void test_runs_are_fresh(void **state) {
   (void)state;
   VMConfig config;
@@ -318,7 +384,11 @@ static void test_runs_are_fresh(void **state) {
       assert_int_equal(vm_events(u->vm), events);
     }
     vm_discard_run(u->vm); /* what the next run does first */
-    assert_true(u->vm->heap.used == 0 && u->vm->heap.large == NULL);
+    int young = 0;
+    heap_each(&u->vm->heap, true, count_object, &young);
+    assert_int_equal(young, 0);
+    assert_null(u->vm->heap.large);
+    assert_int_equal(u->vm->young_owner_count, 0);
     assert_null(u->vm->live);
     if (run == 0) heap = u->vm->bytes_allocated;
     assert_int_equal(u->vm->bytes_allocated, heap);
@@ -504,6 +574,7 @@ int main(void) {
       cmocka_unit_test(test_no_callbacks),
       cmocka_unit_test_setup_teardown(test_fresh_vm_state, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test(test_say_callback_shape),
+      cmocka_unit_test(test_say_blocks_keep_order),
       cmocka_unit_test(test_trace_format),
       cmocka_unit_test(test_args),
       cmocka_unit_test_setup_teardown(test_several_sources, unit_setup_vm, unit_teardown_vm),

@@ -1,0 +1,301 @@
+#!/bin/bash
+# Schedule exploration tests (docs/EXPLORE.md), with exact expected outputs
+# in tests/explore/*.out and *.schedule:
+#   - the three examples found by --explore, shrunk, written and replayed;
+#     each the same under both dispatch loops, -O0 and as bytecode;
+#   - a seed gives the same trace every time, on every build;
+#   - exhaustive search (sleep sets) finds the outcomes plain depth-first
+#     search finds, bound by bound;
+#   - --jobs changes nothing, and --shard 1/4 .. 4/4 add up to the whole;
+#   - each kind of outcome; bad input and schedules that no longer match.
+# Every run works in a scratch directory (schedule files are written to
+# the current one). UPDATE=1 rewrites the expected files (then review them).
+# usage: run_explore.sh BUILD_DIR
+set -u
+build=$(cd "$1" && pwd)
+root=$(cd "$(dirname "$0")/.." && pwd)
+simvm=$build/simvm
+switch=$build/simvm-switch
+simc=$build/simc
+want=$root/tests/explore
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0
+failed=0
+
+ok() { passed=$((passed + 1)); }
+fail() {
+  echo "FAIL $1: $2"
+  failed=$((failed + 1))
+}
+
+# run NAME STATUS COMMAND...: in $tmp, stdout in $tmp/out, stderr in $tmp/err
+run() {
+  local name=$1 status=$2
+  shift 2
+  (cd "$tmp" && timeout 120 "$@" >"$tmp/out" 2>"$tmp/err")
+  local got=$?
+  if [ "$got" != "$status" ]; then
+    fail "$name" "exit status $got, expected $status"
+    sed 's/^/    /' "$tmp/err" | head -5
+    return 1
+  fi
+  return 0
+}
+
+# same NAME EXPECTED ACTUAL
+same() {
+  if cmp -s "$2" "$3"; then
+    ok
+  else
+    fail "$1" "differs from $(basename "$2") (expected vs actual):"
+    diff "$2" "$3" | head -12 | sed 's/^/    /'
+  fi
+}
+
+# golden NAME FILE: the expected file; UPDATE=1 writes it from $tmp/out
+golden() {
+  if [ "${UPDATE:-}" = 1 ]; then cp "$tmp/out" "$want/$2"; fi
+  same "$1" "$want/$2" "$tmp/out"
+}
+
+# no_stderr NAME
+no_stderr() {
+  if [ -s "$tmp/err" ]; then fail "$1" "unexpected stderr: $(head -1 "$tmp/err")"; else ok; fi
+}
+
+for f in overdraft lost_update dining; do cp "$root/examples/$f.sim" "$tmp/"; done
+for f in "$want"/*.sim; do cp "$f" "$tmp/"; done
+
+# ---- the examples: found, shrunk, written, replayed ----
+for ex in overdraft lost_update dining; do
+  status=1
+  run "$ex: --explore 100" 1 "$simvm" --explore 100 "$ex.sim" || continue
+  golden "$ex: --explore 100" "$ex.out"
+  no_stderr "$ex: --explore 100"
+  cp "$tmp/out" "$tmp/$ex.report"
+  cp "$tmp/$ex.schedule" "$tmp/out"
+  golden "$ex: the schedule file" "$ex.schedule"
+  cp "$tmp/$ex.schedule" "$tmp/$ex.schedule.reference"
+  # the same report and file from the other builds, -O0 and bytecode
+  for variant in switch O0 bytecode; do
+    rm -f "$tmp/$ex.schedule"
+    case $variant in
+      switch) run "$ex: --explore under $variant" 1 "$switch" --explore 100 "$ex.sim" || continue ;;
+      O0) run "$ex: --explore under $variant" 1 "$simvm" -O0 --explore 100 "$ex.sim" || continue ;;
+      bytecode)
+        (cd "$tmp" && "$simc" -o "$ex.simc" "$ex.sim")
+        run "$ex: --explore under $variant" 1 "$simvm" --explore 100 "$ex.simc" || continue
+        sed -i "s/$ex\.simc/$ex.sim/g" "$tmp/out" "$tmp/$ex.schedule" ;;
+    esac
+    same "$ex: report under $variant" "$tmp/$ex.report" "$tmp/out"
+    same "$ex: schedule under $variant" "$tmp/$ex.schedule.reference" "$tmp/$ex.schedule"
+  done
+  cp "$tmp/$ex.schedule.reference" "$tmp/$ex.schedule"
+  # the replay gives the report's trace and messages, byte for byte
+  replay_status=1
+  [ "$ex" = dining ] && replay_status=4
+  sed -n '/^the shrunk schedule.s trace/,$p' "$tmp/$ex.report" | tail -n +2 >"$tmp/$ex.trace"
+  for bin in "$simvm" "$switch"; do
+    for opt in -O1 -O0; do
+      (cd "$tmp" && "$bin" $opt --replay "$ex.schedule" --trace "$ex.sim" >"$tmp/out" 2>&1)
+      got=$?
+      if [ "$got" != "$replay_status" ]; then fail "$ex: replay $(basename "$bin") $opt" "exit $got"; continue; fi
+      same "$ex: replay $(basename "$bin") $opt" "$tmp/$ex.trace" "$tmp/out"
+    done
+  done
+  # the first failing seed, alone: the same trace on every run and build
+  seed=$(sed -n 's/^.* failed; the first, seed \([0-9]*\),.*/\1/p' "$tmp/$ex.report")
+  run "$ex: --seed $seed" "$replay_status" "$simvm" --seed "$seed" --trace "$ex.sim" && cp "$tmp/out" "$tmp/seed1"
+  for cmd in "$simvm --seed $seed --trace" "$switch --seed $seed --trace" "$simvm -O0 --seed $seed --trace"; do
+    # shellcheck disable=SC2086
+    run "$ex: $cmd" "$replay_status" $cmd "$ex.sim" && same "$ex: $cmd" "$tmp/seed1" "$tmp/out"
+  done
+done
+
+# ---- pruning: exhaustive finds what plain depth-first finds ----
+outcome_set() { # the distinct (kind, description) of a --json run
+  grep -v '^{"summary"' | sed 's/^{"[a-z]*": [0-9]*, //; s/, "steps".*//' | LC_ALL=C sort -u
+}
+for spec in "overdraft 2" "lost_update 2" "dining 2" "handoff 0" "handoff 1" "handoff 2" "kill_race 0" \
+            "kill_race 1" "kill_race 2" "kill_race 3" "stm_wakeups 0" "stm_wakeups 1" "stm_wakeups 2" "timers 0" \
+            "timers 2" "try_take 0" "try_take 1" "try_take 2" "try_take 3"; do
+  read -r prog k <<<"$spec"
+  (cd "$tmp" && "$simvm" --explore 10000000 --strategy exhaustive --preemptions "$k" --no-shrink \
+     --schedule-out /dev/null --json "$prog.sim" >"$tmp/out" 2>"$tmp/err")
+  grep -q '"exhausted": true' "$tmp/out" || { fail "$prog: exhaustive -K $k" "not exhausted"; continue; }
+  outcome_set <"$tmp/out" >"$tmp/pruned"
+  pruned=$(grep -c '"schedule":' "$tmp/out")
+  (cd "$tmp" && "$simvm" --explore 10000000 --strategy dfs --preemptions "$k" --no-shrink --schedule-out /dev/null \
+     --json "$prog.sim" >"$tmp/out" 2>"$tmp/err")
+  outcome_set <"$tmp/out" >"$tmp/plain"
+  plain=$(grep -c '"schedule":' "$tmp/out")
+  same "$prog: the same outcomes pruned ($pruned schedules) and plain ($plain), bound $k" "$tmp/plain" "$tmp/pruned"
+  if [ "$pruned" -le "$plain" ]; then ok; else fail "$prog bound $k" "pruning explored more: $pruned > $plain"; fi
+done
+
+# ---- scale: --jobs and --shard ----
+strip_wall() { sed 's/, "wall_seconds": [0-9.]*//' "$1"; }
+run "--jobs 1" 1 "$simvm" --explore 2000 --json --schedule-out jobs.schedule lost_update.sim &&
+  strip_wall "$tmp/out" >"$tmp/jobs1" && mv "$tmp/jobs.schedule" "$tmp/j1.schedule"
+run "--jobs 3" 1 "$simvm" --explore 2000 --jobs 3 --json --schedule-out jobs.schedule lost_update.sim &&
+  strip_wall "$tmp/out" >"$tmp/jobs3" && mv "$tmp/jobs.schedule" "$tmp/j3.schedule"
+same "--jobs 3 gives what --jobs 1 gives" "$tmp/jobs1" "$tmp/jobs3"
+same "--jobs 3 writes the same schedule" "$tmp/j1.schedule" "$tmp/j3.schedule"
+: >"$tmp/shards"
+for i in 1 2 3 4; do
+  run "--shard $i/4" 1 "$simvm" --explore 2000 --shard "$i/4" --json --schedule-out /dev/null lost_update.sim &&
+    cat "$tmp/out" >>"$tmp/shards"
+done
+grep -v '^{"summary"' "$tmp/shards" | LC_ALL=C sort >"$tmp/shard_runs"
+grep -v '^{"summary"' "$tmp/jobs1" | LC_ALL=C sort >"$tmp/whole_runs"
+same "--shard 1/4..4/4: the runs of the whole" "$tmp/whole_runs" "$tmp/shard_runs"
+if command -v jq >/dev/null 2>&1; then
+  # the merge docs/EXPLORE.md shows, against the unsharded summary's outcomes
+  jq -c -s '[.[] | select(has("seed"))] | group_by([.kind, .description]) |
+            map({outcome: .[0].outcome, description: .[0].description, count: length, first: (map(.seed) | min)}) |
+            sort_by(.first)' "$tmp/shards" >"$tmp/merged"
+  jq -c '.summary.outcomes | map({outcome, description, count, first})' <(grep '^{"summary"' "$tmp/jobs1") >"$tmp/unsharded"
+  same "--shard: the jq merge gives the unsharded outcomes" "$tmp/unsharded" "$tmp/merged"
+fi
+run "--shard 2/4 report" 1 "$simvm" --explore 2000 --shard 2/4 -q --schedule-out shard.schedule lost_update.sim &&
+  golden "--shard 2/4 report" shard.out
+
+# ---- the progress line: on a terminal only ----
+if command -v script >/dev/null 2>&1; then
+  (cd "$tmp" && script -qec "'$simvm' --explore 20000 -q --schedule-out p.schedule overdraft.sim" /dev/null >"$tmp/tty" 2>&1)
+  tr '\r' '\n' <"$tmp/tty" | sed 's/\x1b\[K//' >"$tmp/tty_lines"
+  # a line at least every 0.25 s (there may be none in a quick sweep), cleared at the end
+  if grep -q $'\x1b\[K' "$tmp/tty" && ! grep -v '^$' "$tmp/tty_lines" | grep -v '^simvm --explore\|^  \|^[0-9]* of\|^shrunk\|^schedule written' |
+       grep -q .; then ok; else fail "progress line" "$(head -3 "$tmp/tty_lines")"; fi
+  if grep '^  [0-9]* schedules, ' "$tmp/tty_lines" | grep -qv '^  [0-9]* schedules, [0-9]* per second, [0-9]* failing$'; then
+    fail "progress line" "malformed: $(grep '^  [0-9]* schedules, ' "$tmp/tty_lines" | head -1)"; else ok; fi
+  run "no progress line off a terminal" 1 "$simvm" --explore 20000 -q --schedule-out p.schedule overdraft.sim &&
+    { grep -q $'\x1b' "$tmp/err" "$tmp/out" && fail "no progress line off a terminal" "escape codes" || ok; }
+fi
+
+# ---- the JSON summary ----
+run "--json summary" 1 "$simvm" --explore 100 --json overdraft.sim && grep '^{"summary"' "$tmp/out" |
+  sed 's/, "wall_seconds": [0-9.]*//' >"$tmp/summary" && cp "$tmp/summary" "$tmp/out" && golden "--json summary" json_summary.out
+run "--json runs" 1 "$simvm" --explore 100 --json overdraft.sim && head -3 "$tmp/out" >"$tmp/runs" &&
+  cp "$tmp/runs" "$tmp/out" && golden "--json run lines" json_runs.out
+
+# ---- outcomes of every kind ----
+# golden_run NAME STATUS FILE ARGS...
+golden_run() {
+  local name=$1 status=$2 file=$3
+  shift 3
+  run "$name" "$status" "$@" && golden "$name" "$file" && no_stderr "$name"
+}
+golden_run "all pass" 0 counter.out "$simvm" --explore 50 counter.sim
+golden_run "random numbers do not depend on the schedule" 0 random_streams.out "$simvm" --explore 500 \
+  --strategy exhaustive random_streams.sim
+golden_run "a step limit is not a failure" 0 spin.out "$simvm" --explore 100 --strategy exhaustive --preemptions 1 -q \
+  spin.sim
+golden_run "--fail-on limit" 1 spin_fail.out "$simvm" --explore 100 --strategy exhaustive --preemptions 1 -q \
+  --fail-on limit --schedule-out spin.schedule spin.sim
+golden_run "--fail-on uncaught" 1 uncaught.out "$simvm" --explore 50 --fail-on uncaught uncaught.sim
+golden_run "--strict-shutdown" 1 strict.out "$simvm" --explore 50 --strict-shutdown -q strict.sim
+golden_run "random strategy" 1 random.out "$simvm" --explore 200 --strategy random -q overdraft.sim
+golden_run "--no-shrink" 1 no_shrink.out "$simvm" --explore 100 --no-shrink --schedule-out raw.schedule overdraft.sim
+[ "$(grep -c '^step ' "$tmp/raw.schedule")" = 5 ] && ok || fail "--schedule-out" "raw.schedule lacks its 5 deviations"
+golden_run "--depth 2, --seed 50" 1 depth.out "$simvm" --explore 30 --depth 2 --seed 50 -q dining.sim
+golden_run "exhaustive example" 1 exhaustive.out "$simvm" --explore 1000 --strategy exhaustive dining.sim
+# a seed that loops stops where --explore stopped it
+run "--seed 4 stops at the exploration's step limit" 5 "$simvm" --seed 4 -q spin.sim &&
+  { [ "$(cat "$tmp/err")" = "simvm: step limit reached: at least 1000000 instructions executed (--max-steps)" ] && ok ||
+    fail "--seed 4 step limit" "stderr: $(head -1 "$tmp/err")"; }
+# the schedule of a --fail-on uncaught failure carries the option
+run "replay --fail-on uncaught" 1 "$simvm" --replay uncaught.schedule uncaught.sim &&
+  grep -q '^option --fail-on uncaught$' "$tmp/uncaught.schedule" && ok
+
+# ---- bad input ----
+# bad NAME STATUS MESSAGE ARGS...: the first line of stderr
+bad() {
+  local name=$1 status=$2 message=$3
+  shift 3
+  run "$name" "$status" "$simvm" "$@" || return
+  if [ "$(head -1 "$tmp/err")" = "$message" ]; then ok; else
+    fail "$name" "stderr: $(head -1 "$tmp/err")"
+    echo "     want: $message"
+  fi
+}
+bad "unknown strategy" 2 "simvm: --strategy takes pct, random or exhaustive (or dfs, unpruned), not 'fair'" \
+  --explore 10 --strategy fair overdraft.sim
+bad "--shard 5/4" 2 "simvm: --shard needs I/N with 1 <= I <= N (the I-th of N slices of the seeds), not '5/4'" \
+  --explore 10 --shard 5/4 overdraft.sim
+bad "--shard 0/4" 2 "simvm: --shard needs I/N with 1 <= I <= N (the I-th of N slices of the seeds), not '0/4'" \
+  --explore 10 --shard 0/4 overdraft.sim
+bad "seed not a number" 2 "simvm: --seed needs a whole number, not 'seven'" --seed seven overdraft.sim
+bad "negative seed" 2 "simvm: --seed needs a whole number, not '-1'" --seed -1 overdraft.sim
+bad "--explore 0" 2 "simvm: --explore needs a positive whole number of schedules, not '0'" --explore 0 overdraft.sim
+bad "--json alone" 2 "simvm: --json needs --explore" --json overdraft.sim
+bad "--jobs exhaustive" 2 "simvm: --jobs and --shard split the seeds of pct and random; exhaustive search runs in one process" \
+  --explore 10 --strategy exhaustive --jobs 2 overdraft.sim
+bad "--explore --replay" 2 "simvm: --replay runs one schedule: it cannot be combined with --explore" \
+  --explore 10 --replay overdraft.schedule overdraft.sim
+bad "--explore --profile" 2 "simvm: --explore reports on its own: --repeat, --profile..., --trace-json, --timeline and --result go with single runs (--seed, --replay)" \
+  --explore 10 --profile overdraft.sim
+bad "--strategy alone" 2 "simvm: --strategy needs --explore, or --seed for one schedule" --strategy random overdraft.sim
+bad "--seed exhaustive" 2 "simvm: --seed runs one schedule of pct or random; exhaustive search needs --explore" \
+  --seed 3 --strategy exhaustive overdraft.sim
+bad "--replay --seed" 2 "simvm: --replay runs the schedule its file gives: no --seed or --strategy with it" \
+  --replay overdraft.schedule --seed 2 overdraft.sim
+bad "--preemptions x" 2 "simvm: --preemptions needs a whole number (0 or more), not 'x'" --explore 5 --preemptions x overdraft.sim
+bad "--jobs 0" 2 "simvm: --jobs needs a number of processes from 1 to 1024, not '0'" --explore 5 --jobs 0 overdraft.sim
+bad "--schedule-out alone" 2 "simvm: --schedule-out needs --explore" --schedule-out x.schedule overdraft.sim
+bad "--schedule-out unwritable" 1 "simvm: cannot write 'nodir/x.schedule': No such file or directory" --explore 20 -q \
+  --schedule-out nodir/x.schedule overdraft.sim && { grep -q 'written' "$tmp/out" && fail "--schedule-out unwritable" \
+  "says it wrote the file" || ok; }
+bad "--depth 0" 2 "simvm: --depth needs a whole number from 1 to 1000, not '0'" --explore 5 --depth 0 overdraft.sim
+bad "missing schedule" 2 "simvm: cannot open 'nothing.schedule': No such file or directory" --replay nothing.schedule overdraft.sim
+bad "another program" 3 "simvm: overdraft.schedule is a schedule for overdraft.sim, not dining.sim" \
+  --replay overdraft.schedule dining.sim
+hash=$(sed -n 's/^program overdraft.sim //p' "$tmp/overdraft.schedule")
+printf 'step 1 at 0ns runs 2\n' >"$tmp/noheader.schedule"
+bad "no header" 3 "simvm: noheader.schedule:1: not a simvm schedule file (its first line must be 'simvm-schedule 1')" \
+  --replay noheader.schedule overdraft.sim
+: >"$tmp/empty.schedule"
+bad "empty file" 3 "simvm: empty.schedule: not a simvm schedule file (it is empty)" --replay empty.schedule overdraft.sim
+printf 'simvm-schedule 1\nseed 1\n' >"$tmp/noprogram.schedule"
+bad "no program" 3 "simvm: noprogram.schedule: no 'program' line" --replay noprogram.schedule overdraft.sim
+printf 'simvm-schedule 1\nprogram overdraft.sim %s\nstep two at 0ns runs 2\n' "$hash" >"$tmp/badstep.schedule"
+bad "malformed step" 3 "simvm: badstep.schedule:3: malformed step line: 'step two at 0ns runs 2' (it should read 'step N at TIME runs THREAD')" \
+  --replay badstep.schedule overdraft.sim
+printf 'simvm-schedule 1\nprogram overdraft.sim %s\nstep 4 at 0ns runs 2.x\n' "$hash" >"$tmp/badid.schedule"
+bad "bad thread id" 3 "simvm: badid.schedule:3: malformed step line: 'step 4 at 0ns runs 2.x' (it should read 'step N at TIME runs THREAD')" \
+  --replay badid.schedule overdraft.sim
+printf 'simvm-schedule 1\nprogram overdraft.sim %s\nstep 4 at 0ns runs 2\nstep 3 at 0ns runs 1\n' "$hash" >"$tmp/order.schedule"
+bad "steps out of order" 3 "simvm: order.schedule:4: steps must increase: 'step 3 at 0ns runs 1'" \
+  --replay order.schedule overdraft.sim
+printf 'simvm-schedule 1\nprogram overdraft.sim %s\nwobble\n' "$hash" >"$tmp/unknown.schedule"
+bad "unknown line" 3 "simvm: unknown.schedule:3: unknown line: 'wobble'" --replay unknown.schedule overdraft.sim
+printf 'simvm-schedule 1\nprogram overdraft.sim %s\noption --fast\n' "$hash" >"$tmp/option.schedule"
+bad "unknown option" 3 "simvm: option.schedule:3: unknown option line: 'option --fast'" --replay option.schedule overdraft.sim
+# a program that does not load fails as a plain run would
+printf 'x = 1\n' >"$tmp/nomain.sim"
+bad "--explore, no main" 3 "simvm: error: the program defines no 'main' (write \`main = { ... }\`)" --explore 5 nomain.sim
+printf 'x = 1 / 0\nmain = say(x)\n' >"$tmp/toperr.sim"
+bad "--explore, a top level fails" 1 "toperr.sim:1: runtime error: division by zero" --explore 5 toperr.sim
+bad "--replay, a top level fails" 1 "toperr.sim:1: runtime error: division by zero" --replay overdraft.schedule toperr.sim
+# schedules that no longer match: where they stop matching
+mismatch() { # NAME STEP-LINE MESSAGE
+  printf 'simvm-schedule 1\nprogram overdraft.sim %s\nseed 1\nstep 1 at 0ns runs 1\n%s\n' "$hash" "$2" >"$tmp/m.schedule"
+  bad "$1" 3 "$3" --replay m.schedule overdraft.sim
+}
+mismatch "mismatch: time" "step 3 at 5us runs 2" \
+  "simvm: m.schedule no longer matches overdraft.sim: it stopped matching at deviation 2: it is for step 3 at 5us, but step 3 is at 0ns"
+mismatch "mismatch: not runnable" "step 3 at 0ns runs 7" \
+  "simvm: m.schedule no longer matches overdraft.sim: it stopped matching at deviation 2: at step 3 (0ns) thread 7 is not among the runnable threads (1 (alice), main)"
+mismatch "mismatch: the default" "step 3 at 0ns runs 1" \
+  "simvm: m.schedule no longer matches overdraft.sim: it stopped matching at deviation 2: at step 3 (0ns) thread 1 would run anyway"
+mismatch "mismatch: too late" "step 90 at 0ns runs 2" \
+  "simvm: m.schedule no longer matches overdraft.sim: it stopped matching at deviation 2: the run ended after step 11, before step 90"
+# a changed program replays with a note
+sed 's/^program overdraft.sim .*/program overdraft.sim 0123456789abcdef/' "$tmp/overdraft.schedule" >"$tmp/changed.schedule"
+run "changed program" 1 "$simvm" --replay changed.schedule overdraft.sim &&
+  { [ "$(head -1 "$tmp/err")" = "simvm: note: overdraft.sim has changed since changed.schedule was written; replaying it anyway" ] && ok ||
+    fail "changed program" "stderr: $(head -1 "$tmp/err")"; }
+
+echo "explore: $passed passed, $failed failed"
+[ "$failed" = 0 ]

@@ -1,0 +1,926 @@
+/* Schedule exploration: decisions, strategies, replay and the depth-first
+ * search with sleep sets (see explore.h for the model). */
+#include "explore.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "random.h"
+#include "sched.h"
+
+#define GROW(array, count, capacity)                                      \
+  do {                                                                    \
+    if ((count) >= (capacity)) {                                          \
+      (capacity) = (capacity) ? (capacity) * 2 : 16;                      \
+      if ((capacity) <= (count)) (capacity) = (count) + 1;                \
+      (array) = xrealloc((array), (size_t)(capacity) * sizeof *(array));  \
+    }                                                                     \
+  } while (0)
+
+/* ---- footprints: what a transition touched ----
+ * An object is a TVar or MVar (its explore_id, tag bit 0) or a thread (its
+ * key, tag bit 1); each item is the object shifted left once, with the low
+ * bit set for a write. Every transition also reads its own thread, and
+ * one that ended the run is global: dependent on everything. */
+
+typedef struct {
+  uint64_t *items;
+  int count;
+  int capacity;
+  bool global;
+} Footprint;
+
+static uint64_t thread_object(int key) { return ((uint64_t)key << 1) | 1; }
+
+static void fp_add(Footprint *fp, uint64_t object, bool write) {
+  for (int i = 0; i < fp->count; i++) {
+    if (fp->items[i] >> 1 == object) {
+      fp->items[i] |= write;
+      return;
+    }
+  }
+  GROW(fp->items, fp->count, fp->capacity);
+  fp->items[fp->count++] = object << 1 | write;
+}
+
+static void fp_copy(Footprint *to, const Footprint *from) {
+  to->count = 0;
+  to->global = from->global;
+  for (int i = 0; i < from->count; i++) {
+    GROW(to->items, to->count, to->capacity);
+    to->items[to->count++] = from->items[i];
+  }
+}
+
+/* Whether the transitions of threads `ta` and `tb` do not commute: one
+ * ended the run, one wrote what the other touched, or one threw to the
+ * other (wrote its thread). */
+static bool dependent(const Footprint *a, int ta, const Footprint *b, int tb) {
+  if (a->global || b->global) return true;
+  uint64_t self_a = thread_object(ta), self_b = thread_object(tb);
+  for (int i = 0; i < a->count; i++) {
+    uint64_t object = a->items[i] >> 1;
+    bool write = a->items[i] & 1;
+    if (write && object == self_b) return true;
+    for (int j = 0; j < b->count; j++)
+      if (b->items[j] >> 1 == object && (write || (b->items[j] & 1))) return true;
+  }
+  for (int j = 0; j < b->count; j++)
+    if ((b->items[j] & 1) && b->items[j] >> 1 == self_a) return true;
+  return false;
+}
+
+/* ---- the depth-first search's tree ----
+ * One node per scheduling decision of the run being replayed and extended,
+ * forced ones (a single candidate) included, so each transition is one
+ * thread's step from one decision to the next. */
+
+typedef struct {
+  int key;
+  Footprint fp;       /* its transition, explored from an equivalent state */
+} Sleeper;
+
+typedef struct {
+  bool point;         /* in running code: cand[0] is the running thread  */
+  bool interrupt;     /* a timeout's interrupt waits in the run queue    */
+  int count;          /* candidates, the default first                   */
+  int *cand;          /* their keys                                      */
+  uint8_t *done;      /* explored from here                              */
+  uint8_t *ended_point; /* that candidate's transition ended at a point in running code */
+  Footprint *fps;     /* that candidate's transition                     */
+  Sleeper *sleep;     /* asleep on arrival (sleep sets)                  */
+  int sleep_count;
+  int chosen;
+  int spent;          /* of the bound, on the path before this node      */
+} Node;
+
+static void node_free(Node *node) {
+  for (int i = 0; i < node->count; i++) free(node->fps[i].items);
+  for (int i = 0; i < node->sleep_count; i++) free(node->sleep[i].fp.items);
+  free(node->cand);
+  free(node->done);
+  free(node->ended_point);
+  free(node->fps);
+  free(node->sleep);
+}
+
+/* ---- thread keys ---- */
+
+typedef struct {
+  int parent;         /* key of the parent, -1 for main */
+  int child;          /* child number under it          */
+  char *id;           /* "main", "2.1": made when asked */
+} KeyInfo;
+
+struct Explorer {
+  VM *vm;
+  ExploreStrategy strategy;
+  bool marking;
+
+  KeyInfo *keys;
+  int key_count, key_capacity;
+  int *table;                 /* (parent, child) -> key + 1, open addressing */
+  int table_capacity;         /* a power of two                             */
+
+  /* per run, by key; valid where seen[key] == run */
+  uint32_t run;
+  uint32_t *seen;
+  int64_t *priority;          /* pct                                        */
+  uint32_t *objects;          /* TVars and MVars the thread created          */
+  int per_key_capacity;
+
+  ObjThread **cand;           /* this decision's candidates                 */
+  int *cand_key;
+  int cand_capacity;
+
+  /* the run */
+  int steps;
+  bool skip_next;             /* a point in running code picked the next thread */
+  bool abandoned;
+  Deviation *devs;
+  int dev_count, dev_capacity;
+  int preemptions;
+
+  /* pct and random */
+  uint64_t seed, rng;
+  int depth, estimate;
+  int *change;                /* pct's priority change points, ascending steps */
+  int change_count, change_next;
+  int64_t lowest;
+
+  /* replay */
+  Deviation *replay;
+  int replay_count, replay_capacity, replay_next;
+  bool strict;
+  ReplayMismatch mismatch;
+
+  /* depth-first */
+  int bound;
+  bool pruned;
+  bool count_deviations;      /* the bound is on deviations, not preemptions */
+  Node *stack;
+  int stack_count, stack_capacity;
+  int at;                     /* the next node's index in this run          */
+  int open;                   /* the node whose chosen transition runs, or -1 */
+  Footprint fp;               /* what that transition touched so far         */
+};
+
+Explorer *explore_new(VM *vm) {
+  Explorer *ex = calloc(1, sizeof *ex);
+  if (!ex) return NULL;
+  ex->vm = vm;
+  ex->strategy = EXPLORE_DEFAULT;
+  ex->open = -1;
+  ex->dev_capacity = 16; /* never NULL: explore_deviations of a run with none */
+  ex->devs = xrealloc(NULL, (size_t)ex->dev_capacity * sizeof *ex->devs);
+  return ex;
+}
+
+static void stack_truncate(Explorer *ex, int count) {
+  while (ex->stack_count > count) node_free(&ex->stack[--ex->stack_count]);
+}
+
+void explore_free(Explorer *ex) {
+  if (!ex) return;
+  stack_truncate(ex, 0);
+  free(ex->stack);
+  for (int i = 0; i < ex->key_count; i++) free(ex->keys[i].id);
+  free(ex->keys);
+  free(ex->table);
+  free(ex->seen);
+  free(ex->priority);
+  free(ex->objects);
+  free(ex->cand);
+  free(ex->cand_key);
+  free(ex->devs);
+  free(ex->change);
+  free(ex->replay);
+  free(ex->fp.items);
+  free(ex);
+}
+
+static uint32_t key_hash(int parent, int child) {
+  return (uint32_t)splitmix64_mix(((uint64_t)(uint32_t)parent << 32) | (uint32_t)child);
+}
+
+static void table_insert(Explorer *ex, int key) {
+  uint32_t mask = (uint32_t)ex->table_capacity - 1;
+  for (uint32_t i = key_hash(ex->keys[key].parent, ex->keys[key].child) & mask;; i = (i + 1) & mask) {
+    if (!ex->table[i]) {
+      ex->table[i] = key + 1;
+      return;
+    }
+  }
+}
+
+/* The key of (parent, child), made if new. */
+static int intern_key(Explorer *ex, int parent, int child) {
+  if (ex->table_capacity) {
+    uint32_t mask = (uint32_t)ex->table_capacity - 1;
+    for (uint32_t i = key_hash(parent, child) & mask; ex->table[i]; i = (i + 1) & mask) {
+      KeyInfo *info = &ex->keys[ex->table[i] - 1];
+      if (info->parent == parent && info->child == child) return ex->table[i] - 1;
+    }
+  }
+  if (2 * (ex->key_count + 1) > ex->table_capacity) {
+    free(ex->table);
+    ex->table_capacity = ex->table_capacity ? 2 * ex->table_capacity : 64;
+    ex->table = calloc((size_t)ex->table_capacity, sizeof *ex->table);
+    if (!ex->table) xrealloc(NULL, SIZE_MAX); /* out of memory, reported there */
+    for (int k = 0; k < ex->key_count; k++) table_insert(ex, k);
+  }
+  GROW(ex->keys, ex->key_count, ex->key_capacity);
+  int key = ex->key_count++;
+  ex->keys[key] = (KeyInfo){parent, child, NULL};
+  table_insert(ex, key);
+  if (ex->key_count > ex->per_key_capacity) {
+    int capacity = ex->per_key_capacity ? 2 * ex->per_key_capacity : 64;
+    ex->seen = xrealloc(ex->seen, (size_t)capacity * sizeof *ex->seen);
+    ex->priority = xrealloc(ex->priority, (size_t)capacity * sizeof *ex->priority);
+    ex->objects = xrealloc(ex->objects, (size_t)capacity * sizeof *ex->objects);
+    memset(ex->seen + ex->per_key_capacity, 0, (size_t)(capacity - ex->per_key_capacity) * sizeof *ex->seen);
+    ex->per_key_capacity = capacity;
+  }
+  return key;
+}
+
+/* The key of a thread of this run, remembered in the thread: its parent's
+ * key and its child number, found from the nearest ancestor known. */
+static int key_of(Explorer *ex, ObjThread *thread) {
+  if (thread->explore_key >= 0) return thread->explore_key;
+  int depth = 0;
+  for (ObjThread *t = thread; t && t->explore_key < 0; t = t->parent) depth++;
+  ObjThread **path = xrealloc(NULL, (size_t)depth * sizeof *path);
+  int n = 0;
+  ObjThread *t = thread;
+  for (; t && t->explore_key < 0; t = t->parent) path[n++] = t;
+  int key = t ? t->explore_key : -1;
+  for (int i = n - 1; i >= 0; i--) {
+    key = intern_key(ex, key, path[i]->parent ? path[i]->child_number : 0);
+    path[i]->explore_key = key;
+  }
+  free(path);
+  return key;
+}
+
+const char *explore_thread_id(Explorer *ex, int key) {
+  KeyInfo *info = &ex->keys[key];
+  if (info->id) return info->id;
+  Buffer id;
+  buf_init(&id);
+  if (info->parent < 0) buf_printf(&id, "main");
+  else if (ex->keys[info->parent].parent < 0) buf_printf(&id, "%d", info->child);
+  else buf_printf(&id, "%s.%d", explore_thread_id(ex, info->parent), info->child);
+  ex->keys[key].id = id.data;
+  return info->id;
+}
+
+int explore_key_of(Explorer *ex, const char *id) {
+  int key = intern_key(ex, -1, 0);
+  if (strcmp(id, "main") == 0) return key;
+  const char *s = id;
+  for (;;) {
+    if (*s < '1' || *s > '9') return -1;
+    long child = 0;
+    while (*s >= '0' && *s <= '9') {
+      child = child * 10 + (*s++ - '0');
+      if (child > 1000000000) return -1;
+    }
+    key = intern_key(ex, key, (int)child);
+    if (!*s) return key;
+    if (*s++ != '.') return -1;
+  }
+}
+
+/* Per-run data of a key, initialised on first use in this run. */
+static void touch(Explorer *ex, int key) {
+  if (ex->seen[key] == ex->run) return;
+  ex->seen[key] = ex->run;
+  ex->objects[key] = 0;
+  /* pct: a thread's first priority is random, so a new thread lands at a
+   * uniform rank among the others; lowered ones stay below them all */
+  if (ex->strategy == EXPLORE_PCT)
+    ex->priority[key] = (int64_t)((uint64_t)1 << 62) + (int64_t)(splitmix64_next(&ex->rng) >> 3);
+}
+
+uint64_t explore_object_id(VM *vm) {
+  Explorer *ex = vm->explore;
+  if (!vm->current) return 0;
+  int key = key_of(ex, vm->current);
+  touch(ex, key);
+  /* (creator, its n-th object), shifted for the tag bit */
+  return (((uint64_t)key << 32) | ++ex->objects[key]) << 1;
+}
+
+/* ---- setting up runs ---- */
+
+static void use(Explorer *ex, ExploreStrategy strategy) {
+  ex->strategy = strategy;
+  stack_truncate(ex, 0);
+}
+
+void explore_use_default(Explorer *ex) { use(ex, EXPLORE_DEFAULT); }
+
+void explore_use_pct(Explorer *ex, uint64_t seed, int depth, int steps) {
+  use(ex, EXPLORE_PCT);
+  ex->seed = seed;
+  ex->depth = depth < 1 ? 1 : depth;
+  ex->estimate = steps;
+  ex->change = xrealloc(ex->change, (size_t)ex->depth * sizeof *ex->change);
+}
+
+void explore_use_random(Explorer *ex, uint64_t seed) {
+  use(ex, EXPLORE_RANDOM);
+  ex->seed = seed;
+}
+
+void explore_use_replay(Explorer *ex, const Deviation *deviations, int count, bool strict) {
+  use(ex, EXPLORE_REPLAY);
+  ex->replay_count = 0;
+  for (int i = 0; i < count; i++) {
+    GROW(ex->replay, ex->replay_count, ex->replay_capacity);
+    ex->replay[ex->replay_count++] = deviations[i];
+  }
+  ex->strict = strict;
+}
+
+void explore_use_dfs(Explorer *ex, int bound, bool pruned) {
+  use(ex, pruned ? EXPLORE_EXHAUSTIVE : EXPLORE_DFS);
+  ex->bound = bound;
+  ex->pruned = pruned;
+  ex->count_deviations = false;
+}
+
+void explore_use_deviation_dfs(Explorer *ex, int bound) {
+  use(ex, EXPLORE_DFS);
+  ex->bound = bound;
+  ex->pruned = false;
+  ex->count_deviations = true;
+}
+
+void explore_mark_deviations(Explorer *ex, bool on) { ex->marking = on; }
+
+/* pct's d - 1 change points: distinct steps drawn uniformly from
+ * [1, estimate] (Burckhardt et al.'s k1 ... k(d-1)), ascending. */
+static void pct_change_points(Explorer *ex) {
+  ex->change_count = ex->change_next = 0;
+  int want = ex->depth - 1;
+  if (want > ex->estimate) want = ex->estimate;
+  while (ex->change_count < want) {
+    int step = 1 + (int)splitmix64_below(&ex->rng, (uint64_t)ex->estimate);
+    int i = 0;
+    while (i < ex->change_count && ex->change[i] < step) i++;
+    if (i < ex->change_count && ex->change[i] == step) continue;
+    memmove(&ex->change[i + 1], &ex->change[i], (size_t)(ex->change_count - i) * sizeof *ex->change);
+    ex->change[i] = step;
+    ex->change_count++;
+  }
+}
+
+/* The stream of a strategy's own choices, apart from the program's. */
+#define SCHEDULE_SALT 0x5ced0ffeull
+
+SimStatus explore_run(Explorer *ex) {
+  VM *vm = ex->vm;
+  if (++ex->run == 0) { /* the generation wrapped: forget every stamp */
+    memset(ex->seen, 0, (size_t)ex->per_key_capacity * sizeof *ex->seen);
+    ex->run = 1;
+  }
+  ex->steps = 0;
+  ex->skip_next = ex->abandoned = false;
+  ex->dev_count = 0;
+  ex->preemptions = 0;
+  ex->replay_next = 0;
+  ex->mismatch.mismatch = false;
+  ex->at = 0;
+  ex->open = -1;
+  ex->fp.count = 0;
+  ex->fp.global = false;
+  ex->lowest = (int64_t)1 << 61;
+  ex->rng = splitmix64_mix(ex->seed ^ SCHEDULE_SALT);
+  if (ex->strategy == EXPLORE_PCT) pct_change_points(ex);
+  vm->explore = ex;
+  SimStatus status = vm_run(vm);
+  vm->explore = NULL;
+  if (ex->open >= 0 && ex->open < ex->stack_count) {
+    /* the run ended in this transition: it commutes with nothing */
+    Node *node = &ex->stack[ex->open];
+    ex->fp.global = true;
+    fp_copy(&node->fps[node->chosen], &ex->fp);
+    node->ended_point[node->chosen] = false;
+  }
+  if (ex->strategy == EXPLORE_REPLAY && ex->strict && !ex->abandoned && !ex->mismatch.mismatch &&
+      ex->replay_next < ex->replay_count) {
+    const Deviation *d = &ex->replay[ex->replay_next];
+    ex->mismatch.mismatch = true;
+    ex->mismatch.deviation = ex->replay_next + 1;
+    snprintf(ex->mismatch.why, sizeof ex->mismatch.why, "the run ended after step %d, before step %d", ex->steps,
+             d->step);
+  }
+  return status;
+}
+
+bool explore_abandoned(const Explorer *ex) { return ex->abandoned; }
+int explore_steps(const Explorer *ex) { return ex->steps; }
+int explore_deviation_count(const Explorer *ex) { return ex->dev_count; }
+const Deviation *explore_deviations(const Explorer *ex) { return ex->devs; }
+int explore_preemptions(const Explorer *ex) { return ex->preemptions; }
+const ReplayMismatch *explore_mismatch(const Explorer *ex) { return &ex->mismatch; }
+
+/* ---- the run queue ---- */
+
+static RunEntry *queue_at(RunQueue *q, int i) { return &q->items[(q->head + i) & (q->capacity - 1)]; }
+
+/* Take `thread`'s entry out of the run queue, keeping the others' order. */
+static void queue_remove(VM *vm, ObjThread *thread) {
+  RunQueue *q = &vm->run_queue;
+  int i = 0;
+  while (i < q->count && (queue_at(q, i)->thread != thread || queue_at(q, i)->timeout)) i++;
+  if (i == q->count) return;
+  for (; i > 0; i--) *queue_at(q, i) = *queue_at(q, i - 1);
+  q->head = (q->head + 1) & (q->capacity - 1);
+  q->count--;
+}
+
+static void queue_push_front(VM *vm, ObjThread *thread) {
+  RunQueue *q = &vm->run_queue;
+  if (q->count == q->capacity) {
+    sched_enqueue(vm, thread); /* grows the ring; then rotate it to the front */
+    RunEntry last = *queue_at(q, q->count - 1);
+    for (int i = q->count - 1; i > 0; i--) *queue_at(q, i) = *queue_at(q, i - 1);
+    *queue_at(q, 0) = last;
+    return;
+  }
+  q->head = (q->head - 1) & (q->capacity - 1);
+  q->items[q->head] = (RunEntry){thread, NULL};
+  q->count++;
+}
+
+/* The candidates: `first` (the default), then every other runnable thread
+ * waiting in the run queue, in queue order. How many. */
+static int collect(Explorer *ex, ObjThread *first) {
+  RunQueue *q = &ex->vm->run_queue;
+  if (q->count + 1 > ex->cand_capacity) {
+    ex->cand_capacity = 2 * (q->count + 1);
+    ex->cand = xrealloc(ex->cand, (size_t)ex->cand_capacity * sizeof *ex->cand);
+    ex->cand_key = xrealloc(ex->cand_key, (size_t)ex->cand_capacity * sizeof *ex->cand_key);
+  }
+  int n = 0;
+  ex->cand[n++] = first;
+  for (int i = 0; i < q->count; i++) {
+    RunEntry *entry = queue_at(q, i);
+    if (entry->timeout || entry->thread == first || entry->thread->state != THREAD_RUNNABLE) continue;
+    ex->cand[n++] = entry->thread;
+  }
+  bool keyed = ex->strategy != EXPLORE_DEFAULT && ex->strategy != EXPLORE_RANDOM;
+  for (int i = 0; i < n; i++) ex->cand_key[i] = keyed || i == 0 ? key_of(ex, ex->cand[i]) : -1;
+  return n;
+}
+
+static int cand_key(Explorer *ex, int i) {
+  if (ex->cand_key[i] < 0) ex->cand_key[i] = key_of(ex, ex->cand[i]);
+  return ex->cand_key[i];
+}
+
+/* ---- strategies ---- */
+
+static void lower(Explorer *ex, int key) {
+  touch(ex, key);
+  ex->priority[key] = --ex->lowest;
+}
+
+/* pct: the runnable thread of highest priority runs. At each change
+ * point the thread that was running drops below every other (Burckhardt
+ * et al.); so does a thread that yields, as in Shuttle and Coyote, or a
+ * yield loop would keep the highest priority forever. */
+static int pct_choose(Explorer *ex, bool point, ObjThread *previous, int n) {
+  while (ex->change_next < ex->change_count && ex->change[ex->change_next] < ex->steps) ex->change_next++;
+  bool change = ex->change_next < ex->change_count && ex->change[ex->change_next] == ex->steps;
+  if (previous && (change || (!point && previous->state == THREAD_RUNNABLE))) lower(ex, key_of(ex, previous));
+  int best = 0;
+  for (int i = 0; i < n; i++) {
+    touch(ex, ex->cand_key[i]);
+    if (ex->priority[ex->cand_key[i]] > ex->priority[ex->cand_key[best]]) best = i;
+  }
+  return best;
+}
+
+static void set_mismatch(Explorer *ex, int deviation, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void set_mismatch(Explorer *ex, int deviation, const char *fmt, ...) {
+  ex->mismatch.mismatch = true;
+  ex->mismatch.deviation = deviation;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(ex->mismatch.why, sizeof ex->mismatch.why, fmt, ap);
+  va_end(ap);
+}
+
+/* replay: the deviation listed for this step, if any; -1 when a strict
+ * replay no longer matches. */
+static int replay_choose(Explorer *ex, int n) {
+  if (ex->replay_next >= ex->replay_count || ex->replay[ex->replay_next].step != ex->steps) return 0;
+  const Deviation *d = &ex->replay[ex->replay_next++];
+  int found = -1;
+  for (int i = 0; i < n && found < 0; i++)
+    if (ex->cand_key[i] == d->thread) found = i;
+  if (!ex->strict) return found < 0 ? 0 : found;
+  int number = ex->replay_next;
+  Buffer when, want, names;
+  buf_init(&when);
+  buf_init(&want);
+  buf_init(&names);
+  duration_show(&when, ex->vm->now);
+  duration_show(&want, d->time);
+  for (int i = 0; i < n; i++) {
+    if (i) buf_append(&names, ", ", 2);
+    thread_name(&names, ex->cand[i]);
+  }
+  if (d->time != ex->vm->now)
+    set_mismatch(ex, number, "it is for step %d at %s, but step %d is at %s", d->step, want.data, d->step, when.data);
+  else if (found < 0)
+    set_mismatch(ex, number, "at step %d (%s) thread %s is not among the runnable threads (%s)", d->step, when.data,
+                 explore_thread_id(ex, d->thread), names.data);
+  else if (found == 0)
+    set_mismatch(ex, number, "at step %d (%s) thread %s would run anyway", d->step, when.data,
+                 explore_thread_id(ex, d->thread));
+  buf_free(&when);
+  buf_free(&want);
+  buf_free(&names);
+  return ex->mismatch.mismatch ? -1 : found;
+}
+
+/* ---- depth-first search ---- */
+
+static int cost(const Node *node, int i) { return node->point && i != 0; }
+
+/* What a choice spends of the bound. */
+static int spend(const Explorer *ex, const Node *node, int i) { return ex->count_deviations ? i != 0 : cost(node, i); }
+
+static bool asleep(const Node *node, int key) {
+  for (int i = 0; i < node->sleep_count; i++)
+    if (node->sleep[i].key == key) return true;
+  return false;
+}
+
+/* The first candidate, in the default order, not explored yet, not asleep
+ * and within the bound; -1 if none. */
+static int choosable(const Explorer *ex, const Node *node) {
+  for (int i = 0; i < node->count; i++) {
+    if (node->done[i] || asleep(node, node->cand[i])) continue;
+    if (node->spent + spend(ex, node, i) > ex->bound) continue;
+    return i;
+  }
+  return -1;
+}
+
+static void add_sleeper(Node *node, int key, const Footprint *fp) {
+  node->sleep = xrealloc(node->sleep, (size_t)(node->sleep_count + 1) * sizeof *node->sleep);
+  Sleeper *s = &node->sleep[node->sleep_count++];
+  s->key = key;
+  s->fp = (Footprint){NULL, 0, 0, false};
+  fp_copy(&s->fp, fp);
+}
+
+static bool is_candidate(const Node *node, int key) {
+  for (int i = 0; i < node->count; i++)
+    if (node->cand[i] == key) return true;
+  return false;
+}
+
+/* The sleep set on arriving at `node` from `parent` by its chosen
+ * transition u: the parent's sleepers, and the siblings explored before u,
+ * that commute with u (Godefroid's sleep sets). A sibling t goes to sleep
+ * only if u cost at least t's preemption plus the one that running u after
+ * t would have cost (t's transition ended in running code): then the
+ * explored order t.u... had at least the budget this order has left for
+ * every continuation, so nothing within the bound is lost (the bound's
+ * dependences, Coons et al. 2013). */
+static void inherit_sleep(const Node *parent, Node *node) {
+  /* A timeout's interrupt is thrown when it reaches the front of the run
+   * queue, that is when the threads queued before it have all been picked:
+   * which transition throws it depends on their order, a dependence no
+   * footprint shows. While one waits, nothing goes to sleep. */
+  if (parent->interrupt || node->interrupt) return;
+  int u = parent->chosen, tu = parent->cand[u];
+  const Footprint *fu = &parent->fps[u];
+  for (int i = 0; i < parent->sleep_count; i++) {
+    const Sleeper *s = &parent->sleep[i];
+    if (is_candidate(node, s->key) && !dependent(&s->fp, s->key, fu, tu)) add_sleeper(node, s->key, &s->fp);
+  }
+  for (int t = 0; t < parent->count; t++) {
+    if (!parent->done[t] || t == u) continue;
+    if (cost(parent, u) < cost(parent, t) + parent->ended_point[t]) continue;
+    if (is_candidate(node, parent->cand[t]) && !dependent(&parent->fps[t], parent->cand[t], fu, tu))
+      add_sleeper(node, parent->cand[t], &parent->fps[t]);
+  }
+}
+
+/* Whether a fired timeout's interrupt waits in the run queue. */
+static bool interrupt_queued(VM *vm) {
+  RunQueue *q = &vm->run_queue;
+  for (int i = 0; i < q->count; i++) {
+    RunEntry *entry = queue_at(q, i);
+    if (entry->timeout && entry->timeout->state == TIMEOUT_FIRED) return true;
+  }
+  return false;
+}
+
+/* The transition chosen at the open node ended at a decision (`point`: in
+ * the running code of the same thread). */
+static void close_transition(Explorer *ex, bool point) {
+  if (ex->open < 0) return;
+  Node *node = &ex->stack[ex->open];
+  fp_copy(&node->fps[node->chosen], &ex->fp);
+  node->ended_point[node->chosen] = point;
+  ex->fp.count = 0;
+  ex->fp.global = false;
+  ex->open = -1;
+}
+
+static int dfs_choose(Explorer *ex, bool point, int n) {
+  close_transition(ex, point);
+  int at = ex->at++;
+  Node *node;
+  if (at < ex->stack_count) {
+    node = &ex->stack[at];
+    bool same = node->count == n;
+    for (int i = 0; i < n && same; i++) same = node->cand[i] == ex->cand_key[i];
+    if (!same) {
+      /* cannot happen: a run is a function of its decisions */
+      fprintf(stderr, "simvm: internal error: the program ran differently on the same schedule (step %d)\n", at);
+      abort();
+    }
+  } else {
+    GROW(ex->stack, ex->stack_count, ex->stack_capacity);
+    node = &ex->stack[ex->stack_count++];
+    memset(node, 0, sizeof *node);
+    node->point = point;
+    node->interrupt = interrupt_queued(ex->vm);
+    node->count = n;
+    node->cand = xrealloc(NULL, (size_t)n * sizeof *node->cand);
+    node->done = calloc((size_t)n, 1);
+    node->ended_point = calloc((size_t)n, 1);
+    node->fps = calloc((size_t)n, sizeof *node->fps);
+    if (!node->done || !node->ended_point || !node->fps) xrealloc(NULL, SIZE_MAX);
+    for (int i = 0; i < n; i++) node->cand[i] = ex->cand_key[i];
+    if (at > 0) {
+      Node *parent = &ex->stack[at - 1];
+      node->spent = parent->spent + spend(ex, parent, parent->chosen);
+      if (ex->pruned) inherit_sleep(parent, node);
+    }
+    node->chosen = choosable(ex, node);
+    if (node->chosen < 0) { /* every choice is asleep or over the bound */
+      node_free(node);
+      ex->stack_count--;
+      return -1;
+    }
+  }
+  ex->open = at;
+  return node->chosen;
+}
+
+bool explore_dfs_next(Explorer *ex) {
+  while (ex->stack_count > 0) {
+    Node *node = &ex->stack[ex->stack_count - 1];
+    node->done[node->chosen] = 1;
+    int next = choosable(ex, node);
+    if (next >= 0) {
+      node->chosen = next;
+      return true;
+    }
+    stack_truncate(ex, ex->stack_count - 1);
+  }
+  return false;
+}
+
+/* ---- decisions ---- */
+
+static void write_marker(Explorer *ex, ObjThread *chosen, ObjThread *instead) {
+  VM *vm = ex->vm;
+  if (!ex->marking || !vm->config.trace || !vm->config.write_trace) return;
+  Buffer line, when, a, b;
+  buf_init(&line);
+  buf_init(&when);
+  buf_init(&a);
+  buf_init(&b);
+  duration_show(&when, vm->now);
+  thread_name(&a, chosen);
+  thread_name(&b, instead);
+  buf_printf(&line, "%10s  %-12s <- %s runs here instead of %s\n", when.data, "-", a.data, b.data);
+  vm->config.write_trace(vm->config.user, line.data, line.length);
+  buf_free(&line);
+  buf_free(&when);
+  buf_free(&a);
+  buf_free(&b);
+}
+
+/* Decide among the `n` collected candidates; `previous` is the thread that
+ * ran last. The index picked, or -1 to stop the run. */
+static int decide(Explorer *ex, bool point, ObjThread *previous, int n) {
+  bool dfs = ex->strategy == EXPLORE_DFS || ex->strategy == EXPLORE_EXHAUSTIVE;
+  if (n < 2 && !dfs) return 0;
+  if (n >= 2) ex->steps++;
+  int k = 0;
+  switch (ex->strategy) {
+    case EXPLORE_DEFAULT: break;
+    case EXPLORE_RANDOM: k = (int)splitmix64_below(&ex->rng, (uint64_t)n); break;
+    case EXPLORE_PCT: k = pct_choose(ex, point, previous, n); break;
+    case EXPLORE_REPLAY: k = replay_choose(ex, n); break;
+    case EXPLORE_DFS:
+    case EXPLORE_EXHAUSTIVE: k = dfs_choose(ex, point, n); break;
+  }
+  if (k <= 0) {
+    if (k < 0) ex->abandoned = ex->strategy != EXPLORE_REPLAY;
+    return k;
+  }
+  GROW(ex->devs, ex->dev_count, ex->dev_capacity);
+  ex->devs[ex->dev_count++] =
+      (Deviation){ex->steps, ex->vm->now, cand_key(ex, k), cand_key(ex, 0), point};
+  if (point) ex->preemptions++;
+  write_marker(ex, ex->cand[k], ex->cand[0]);
+  return k;
+}
+
+/* ---- hooks ---- */
+
+static void note(Explorer *ex, Obj *object, bool write) {
+  if (object->type == OBJ_THREAD) {
+    ObjThread *thread = (ObjThread *)object;
+    fp_add(&ex->fp, thread_object(key_of(ex, thread)), write);
+    if (!write || thread->state != THREAD_BLOCKED) return;
+    /* an exception thrown to a blocked thread takes it out of the queue of
+     * what it waits on: that changes too */
+    if (thread->blocked_on == BLOCKED_STM) {
+      for (int i = 0; i < thread->wait_count; i++) fp_add(&ex->fp, thread->wait_set[i]->explore_id, true);
+    } else if (thread->wait_object && thread->wait_object->type != OBJ_THREAD) {
+      note(ex, thread->wait_object, true);
+    } else if (thread->wait_object) {
+      fp_add(&ex->fp, thread_object(key_of(ex, (ObjThread *)thread->wait_object)), true);
+    }
+  } else if (object->type == OBJ_TVAR) fp_add(&ex->fp, ((ObjTVar *)object)->explore_id, write);
+  else if (object->type == OBJ_MVAR) fp_add(&ex->fp, ((ObjMVar *)object)->explore_id, write);
+}
+
+void explore_access(VM *vm, Obj *object, bool write) {
+  Explorer *ex = vm->explore;
+  if (ex->strategy == EXPLORE_EXHAUSTIVE) note(ex, object, write);
+}
+
+bool explore_point(VM *vm, ObjThread *thread, Obj *object, bool write) {
+  Explorer *ex = vm->explore;
+  if (object && ex->strategy == EXPLORE_EXHAUSTIVE) note(ex, object, write);
+  int n = collect(ex, thread);
+  int k = decide(ex, true, thread, n);
+  if (k == 0) return false;
+  queue_push_front(vm, thread);
+  if (k > 0) {
+    /* the chosen thread runs now; the preempted one is next by default */
+    queue_remove(vm, ex->cand[k]);
+    queue_push_front(vm, ex->cand[k]);
+    ex->skip_next = true;
+  }
+  return true;
+}
+
+ObjThread *explore_pick(VM *vm, ObjThread *head) {
+  Explorer *ex = vm->explore;
+  if (ex->abandoned || ex->mismatch.mismatch) return NULL;
+  if (ex->skip_next) { /* the rest of a decision made in running code */
+    ex->skip_next = false;
+    return head;
+  }
+  ObjThread *previous = vm->current;
+  if (previous && ex->strategy == EXPLORE_EXHAUSTIVE) {
+    /* how its transition ended: what it blocks on, or its end */
+    if (previous->state == THREAD_DONE) note(ex, &previous->obj, true);
+    else if (previous->state == THREAD_BLOCKED && previous->wait_object)
+      note(ex, previous->wait_object, true); /* an MVar's queue, or a throwTo's target */
+  }
+  int n = collect(ex, head);
+  int k = decide(ex, false, previous, n);
+  if (k < 0) return NULL;
+  if (k == 0) return head;
+  queue_remove(vm, ex->cand[k]);
+  queue_push_front(vm, head);
+  return ex->cand[k];
+}
+
+/* ---- outcomes ---- */
+
+#define DESCRIBE_LIMIT 300 /* bytes of a value in a description */
+
+/* `value` as show gives it (strings quoted), on one line, cut after
+ * DESCRIBE_LIMIT bytes. */
+static void show_line(Buffer *out, Value value, bool quote) {
+  Buffer text;
+  buf_init(&text);
+  bool complete = value_show_bounded(&text, value, quote, DESCRIBE_LIMIT);
+  size_t length = text.length < DESCRIBE_LIMIT ? text.length : DESCRIBE_LIMIT;
+  for (size_t i = 0; i < length; i++) {
+    unsigned char c = (unsigned char)text.data[i];
+    if (c == '\n') buf_append(out, "\\n", 2);
+    else if (c < 0x20 || c == 0x7f) buf_printf(out, "\\x%02x", c);
+    else buf_append(out, (const char *)&c, 1);
+  }
+  if (!complete || text.length > DESCRIBE_LIMIT) buf_append(out, "...", 3);
+  buf_free(&text);
+}
+
+/* A deadlock in one line: its first wait-for cycle, else what each thread
+ * waits on ("main is blocked in takeMVar on <mvar m> at x.sim:4; ..."). */
+static void describe_deadlock(VM *vm, Buffer *out) {
+  Buffer report;
+  buf_init(&report);
+  sched_describe_deadlock(vm, &report);
+  const char *text = buf_text(&report);
+  const char *cycle = strstr(text, "\n  cycle: ");
+  if (strncmp(text, "  cycle: ", 9) == 0) cycle = text - 1;
+  buf_printf(out, "deadlock: ");
+  if (cycle) {
+    const char *start = cycle + 10, *end = strchr(start, '\n');
+    buf_append(out, start, end ? (size_t)(end - start) : strlen(start));
+  } else {
+    bool first = true;
+    for (const char *line = text; *line;) {
+      const char *end = strchr(line, '\n');
+      size_t length = end ? (size_t)(end - line) : strlen(line);
+      if (length > 9 && strncmp(line, "  thread ", 9) == 0) {
+        if (!first) buf_append(out, "; ", 2);
+        buf_append(out, line + 9, length - 9);
+        first = false;
+      }
+      line += length + (end != NULL);
+    }
+  }
+  buf_free(&report);
+}
+
+bool explore_describe(VM *vm, SimStatus status, bool fail_on_limit, const char **kind, Buffer *out) {
+  switch (status) {
+    case SIM_OK:
+      *kind = "pass";
+      buf_printf(out, "main returned ");
+      show_line(out, vm->result, true);
+      return false;
+    case SIM_DEADLOCK:
+      *kind = "deadlock";
+      describe_deadlock(vm, out);
+      return true;
+    case SIM_LIMIT:
+      *kind = "limit";
+      if (vm->heap_exceeded) buf_printf(out, "heap limit reached (--max-heap)");
+      else if (vm->config.max_steps && vm->steps >= vm->config.max_steps)
+        buf_printf(out, "step limit reached (--max-steps %" PRIu64 ")", vm->config.max_steps);
+      else if (vm->config.max_threads && vm->live_threads >= vm->config.max_threads)
+        buf_printf(out, "thread limit reached (--max-threads %d)", vm->config.max_threads);
+      else {
+        buf_printf(out, "time limit reached (--max-time ");
+        duration_show(out, vm->config.max_time);
+        buf_printf(out, ")");
+      }
+      return fail_on_limit;
+    default:
+      break;
+  }
+  ObjThread *thread = vm->failed_thread;
+  if (!thread && !vm->config.strict_shutdown) { /* no run failed so: the load (reported apart) */
+    *kind = "error";
+    buf_printf(out, "the program failed to load");
+    return true;
+  }
+  if (!thread) { /* main finished leaving threads behind (--strict-shutdown) */
+    *kind = "strict-shutdown";
+    int count = 0;
+    for (ObjThread *t = vm->live; t; t = t->live_next) count++;
+    buf_printf(out, "strict shutdown: main finished with %d thread%s still alive: ", count, count == 1 ? "" : "s");
+    ObjThread *oldest = vm->live;
+    while (oldest && oldest->live_next) oldest = oldest->live_next;
+    for (ObjThread *t = oldest; t; t = t->live_prev) {
+      if (t != oldest) buf_append(out, ", ", 2);
+      thread_name(out, t);
+    }
+    return true;
+  }
+  Value exc = vm->failure;
+  if (IS_EXCEPTION(exc) && (AS_EXCEPTION(exc)->kind == EXC_ASSERT || AS_EXCEPTION(exc)->kind == EXC_ERROR)) {
+    ObjException *e = AS_EXCEPTION(exc);
+    *kind = e->kind == EXC_ASSERT ? "assertion" : "error";
+    if (e->where) buf_printf(out, "%s: ", e->where->chars);
+    buf_printf(out, "%s: ", e->kind == EXC_ASSERT ? "assertion failed" : "runtime error");
+    show_line(out, OBJ_VAL(e->message), false);
+    return true;
+  }
+  *kind = "uncaught";
+  if (thread == vm->main_thread) buf_printf(out, "main");
+  else {
+    buf_printf(out, "thread ");
+    thread_name(out, thread);
+  }
+  buf_printf(out, " died: uncaught ");
+  show_line(out, exc, true);
+  if (thread->raise_file) buf_printf(out, " at %s:%d", thread->raise_file, thread->raise_line);
+  return true;
+}

@@ -1,0 +1,141 @@
+/* Schedule exploration: which thread runs at each scheduling point.
+ *
+ * Without an explorer (vm->explore NULL) the scheduler is io-sim's: the
+ * running thread goes on until it blocks, yields or ends, then the head of
+ * the run queue runs. With one, every scheduling point is a decision:
+ *
+ *   - a point in running code, just after an effect on shared state (say,
+ *     fork, an MVar operation, readTVarIO, throwTo or kill that did not
+ *     block): the candidates are the running thread (the default) and every
+ *     runnable thread in the run queue;
+ *   - the scheduler picking the next thread (the running one blocked,
+ *     yielded, committed a transaction or ended; or threads woke at an
+ *     instant): the candidates are the run queue's runnable threads, the
+ *     head being the default.
+ *
+ * A decision with two or more candidates is a step; picking another than
+ * the default is a deviation, and at a point in running code a preemption.
+ * A schedule is its list of deviations (step, simulated time, thread), and
+ * replaying it gives the same run, byte for byte: everything else in a run
+ * is deterministic. Picking a thread removes it from the run queue; a
+ * preempted thread goes back to the front of the queue, so one deviation
+ * moves one thread's turn and nothing else. A timeout's interrupt keeps its
+ * place in the queue: it is thrown when it reaches the front.
+ *
+ * Strategies: the default schedule (decisions counted, for PCT's estimate
+ * of a run's length), pct (Burckhardt et al. 2010), random, replay of a
+ * schedule, and depth-first search (dfs) over every choice within a
+ * preemption bound, plain or pruned with sleep sets (exhaustive; Godefroid
+ * 1996, made sound with the bound as Coons et al. 2013 ask: see
+ * docs/EXPLORE.md).
+ *
+ * Threads are named by keys: small ints that stand for fork-tree ids
+ * ("main", "2.1"), the same in every run of the program. */
+#ifndef SIMVM_EXPLORE_H
+#define SIMVM_EXPLORE_H
+
+#include "state.h"
+
+typedef enum {
+  EXPLORE_DEFAULT,     /* io-sim's schedule, decisions counted           */
+  EXPLORE_PCT,
+  EXPLORE_RANDOM,
+  EXPLORE_REPLAY,      /* the deviations given, the default elsewhere     */
+  EXPLORE_DFS,         /* depth-first, every choice within the bound      */
+  EXPLORE_EXHAUSTIVE   /* depth-first, pruned with sleep sets             */
+} ExploreStrategy;
+
+/* One deviation from the default schedule. */
+typedef struct {
+  int step;            /* the step (decision with a choice), from 1      */
+  int64_t time;        /* simulated time of the step                     */
+  int thread;          /* key of the thread picked                       */
+  int instead;         /* key of the default candidate                   */
+  bool preemption;     /* at a point in running code: the default was still running */
+} Deviation;
+
+/* Why a replay stopped matching its schedule (EXPLORE_REPLAY, strict). */
+typedef struct {
+  bool mismatch;
+  int deviation;       /* which one, from 1                              */
+  char why[256];       /* "at step 7 (0ns) thread 2 is not runnable ..." */
+} ReplayMismatch;
+
+typedef struct Explorer Explorer;
+
+Explorer *explore_new(VM *vm);
+void explore_free(Explorer *ex);
+
+/* ---- set up the next run ---- */
+
+void explore_use_default(Explorer *ex);
+/* pct with bug depth `depth` (>= 1, d - 1 priority change points) over
+ * runs of about `steps` steps, or random; each seeded by `seed`. */
+void explore_use_pct(Explorer *ex, uint64_t seed, int depth, int steps);
+void explore_use_random(Explorer *ex, uint64_t seed);
+/* Replay `count` deviations (copied). Strict: each must apply where it
+ * says, at its time, or the run stops (explore_mismatch says where);
+ * lenient (shrinking): one that does not apply is skipped. */
+void explore_use_replay(Explorer *ex, const Deviation *deviations, int count, bool strict);
+/* Depth-first search; `pruned` adds sleep sets. The first run is the
+ * default schedule; explore_dfs_next prepares the next one. The bound is
+ * on preemptions, or (`deviations`, for shrinking; never pruned) on
+ * deviations. */
+void explore_use_dfs(Explorer *ex, int bound, bool pruned);
+void explore_use_deviation_dfs(Explorer *ex, int bound);
+/* After a run: move to the next unexplored schedule; false when the
+ * space within the bound is exhausted. */
+bool explore_dfs_next(Explorer *ex);
+
+/* Write a line into the trace at each deviation, "<- 2 runs here instead
+ * of main", when the VM's text trace is on. */
+void explore_mark_deviations(Explorer *ex, bool on);
+
+/* Run the program once with the explorer in charge (vm_run). */
+SimStatus explore_run(Explorer *ex);
+
+/* ---- after a run ---- */
+
+/* The run was abandoned: every choice left was equivalent to one explored
+ * (sleep sets) or over the preemption bound; it has no outcome. */
+bool explore_abandoned(const Explorer *ex);
+int explore_steps(const Explorer *ex);
+int explore_deviation_count(const Explorer *ex);
+const Deviation *explore_deviations(const Explorer *ex);
+int explore_preemptions(const Explorer *ex);
+const ReplayMismatch *explore_mismatch(const Explorer *ex);
+
+/* The thread id of a key ("main", "2.1"), valid while the explorer lives. */
+const char *explore_thread_id(Explorer *ex, int key);
+/* The key of a thread id; -1 if `id` is not one ("2.x"). */
+int explore_key_of(Explorer *ex, const char *id);
+
+/* How the run that just ended went, for grouping runs by outcome: a kind
+ * ("pass", "assertion", "error", "uncaught", "deadlock", "limit",
+ * "strict-shutdown") and a one-line description appended to `out`, with no
+ * time in it ("main returned 50", "bank.sim:14: assertion failed: overdrawn",
+ * "deadlock: 1 waits for <mvar a>, last taken by 2, which ..."). True for a
+ * failure: anything but a pass, and a limit only with `fail_on_limit`. */
+bool explore_describe(VM *vm, SimStatus status, bool fail_on_limit, const char **kind, Buffer *out);
+
+/* ---- hooks: the VM calls these only when vm->explore is set ---- */
+
+/* A scheduling point in running code, just after an effect of `thread` on
+ * `object` (NULL: none; `write`: it changed it). True when another thread
+ * runs now: `thread` has been put back at the front of the run queue and
+ * the caller switches (stores its frame and goes to the scheduler). */
+bool explore_point(VM *vm, ObjThread *thread, Obj *object, bool write);
+
+/* The scheduler took `head` off the run queue to run it: the thread to run
+ * instead (possibly `head`, put back otherwise), or NULL when the run is
+ * abandoned or stopped by a replay that no longer matches. */
+ObjThread *explore_pick(VM *vm, ObjThread *head);
+
+/* The running transition read (or wrote) `object`: a TVar in a transaction,
+ * a thread an exception is thrown to (and what it waits on, if blocked). */
+void explore_access(VM *vm, Obj *object, bool write);
+
+/* A stable identity for a TVar or MVar the running thread creates. */
+uint64_t explore_object_id(VM *vm);
+
+#endif
