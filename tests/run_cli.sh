@@ -104,6 +104,18 @@ expect "fail-on missing"     2 "simvm: --fail-on needs a list of failures (uncau
 expect "strict shutdown"     1 "simvm: strict shutdown: main finished at 0ns with 1 thread still alive (--strict-shutdown)" "$simvm" --strict-shutdown leave.sim
 expect "strict -q --result"  1 "simvm: strict shutdown: main finished at 0ns with 1 thread still alive (--strict-shutdown)" "$simvm" -q --result --strict-shutdown leave.sim
 expect "strict, no threads"  0 "42" "$simvm" --strict-shutdown -q --result answer.sim
+# runs reuse the heap's blocks and the VM's arrays: a program that fills
+# many blocks, with strings, TVars and a collection, says the same each run
+cat >"$tmp/churn.sim" <<'EOF'
+fn build(n, acc) = if n == 0 then acc else build(n - 1, cons(show(n) ++ "!", acc))
+main = {
+  v <- newTVar(0)
+  atomically(writeTVar(v, length(build(30000, []))))
+  n <- readTVarIO(v)
+  say(n)
+}
+EOF
+expect "repeat reuses memory" 0 "4 30000" sh -c "'$simvm' --repeat 4 churn.sim 2>/dev/null | uniq -c | sed 's/^ *//'"
 expect "strict --repeat"     0 "exit 1 after 1 run" sh -c "out=\$('$simvm' --repeat 3 --strict-shutdown leave.sim 2>&1); echo \"exit \$? after \$(echo \"\$out\" | grep -c '^run ') run\""
 expect "strict --profile"    0 "exit 1, report and profile" sh -c "out=\$('$simvm' -q --strict-shutdown --profile leave.sim 2>&1); echo \"exit \$?, \$(echo \"\$out\" | grep -c '^simvm: strict shutdown\|^simvm profile' | sed 's/^2\$/report and profile/')\""
 expect "strict --max-time"   5 "simvm: time limit reached: the next event is after 1us (--max-time)" "$simvm" --strict-shutdown --max-time 1us wait.sim

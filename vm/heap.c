@@ -206,6 +206,7 @@ void heap_reset_young(Heap *heap) {
     first->top = first->data;
     c->last = first;
     c->bump = first->data;
+    c->limit = first->data + BLOCK_DATA - (BLOCK_DATA % first->slot); /* the last block's limit was another's */
     c->free = NULL;
   }
   while (heap->large) {

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
@@ -153,6 +154,25 @@ static void test_promote_and_reset(void **state) {
   heap_free(&heap);
 }
 
+/* A reset class whose blocks were many bumps into its first one again,
+ * and on into new blocks, within bounds (ASan checks every write). */
+static void test_reset_of_many_blocks(void **state) {
+  (void)state;
+  Heap heap;
+  heap_init(&heap);
+  enum { N = 3 * HEAP_BLOCK_BYTES / 48 };
+  for (int round = 0; round < 3; round++) {
+    for (int i = 0; i < N; i++) {
+      Obj *obj = make(&heap, 48);
+      memset((char *)obj + sizeof(Obj), 0x5a, 48 - sizeof(Obj));
+    }
+    assert_int_equal(young_objects(&heap), N);
+    heap_reset_young(&heap);
+    assert_int_equal(young_objects(&heap), 0);
+  }
+  heap_free(&heap);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bump_allocation),
@@ -160,6 +180,7 @@ int main(void) {
       cmocka_unit_test(test_empty_blocks_become_spare),
       cmocka_unit_test(test_large_objects),
       cmocka_unit_test(test_promote_and_reset),
+      cmocka_unit_test(test_reset_of_many_blocks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
