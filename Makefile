@@ -1,4 +1,5 @@
-# simvm build.  make | make test | make demo | make asan | make faultinject | make install PREFIX=...
+# simvm build.  make | make test | make demo | make asan | make faultinject | make fuzz | make fuzz-smoke
+#               | make install PREFIX=...
 # All outputs go under build/ (generated lexer, parser and prelude included).
 
 CC      ?= cc
@@ -32,7 +33,7 @@ SWITCH_OBJ   := $(patsubst %.o,%.switch.o,$(CORE_OBJ))
 UNIT_TESTS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 DEPS_OK      := $(BUILD)/.deps-ok
 
-.PHONY: FORCE all test layers unit-test script-test gc-stress-test demo asan test-asan faultinject install clean deps bench bench-accept
+.PHONY: FORCE all test layers unit-test script-test gc-stress-test demo asan test-asan faultinject fuzz fuzz-smoke fuzz-replay libfuzzer-targets install clean deps bench bench-accept
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/simvm $(BUILD)/simc $(BUILD)/simvm-switch
@@ -127,13 +128,70 @@ script-test: all
 layers:
 	@sh tools/layers.sh $(BUILD)
 
-test: all layers unit-test script-test
 
 # The script suite once more, each script once with the collector running
 # at every allocation (SIMVM_GC_STRESS=1; a script opts out with
 # `-- gc-stress: skip (why)`, see tests/run_scripts.sh).
 gc-stress-test: all
 	@bash tests/run_scripts.sh --gc-stress $(BUILD)/simvm $(BUILD)/simvm-switch
+
+# ---- fuzzing (tests/fuzz/README.md) ----
+# The targets built with gcc and replay.c's main() replay the seeds and
+# every past finding in make test (and under ASan in make asan); make fuzz
+# builds them with clang's libFuzzer, make fuzz-smoke runs each for a minute.
+
+FUZZ_TARGETS := fuzz_source fuzz_bytecode
+FUZZ_SEEDS   := $(BUILD)/fuzz/seeds/.made
+
+$(BUILD)/fuzz/replay_%: tests/fuzz/%.c tests/fuzz/replay.c tests/fuzz/fuzz.h $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	$(SAY) CC '$< (replay)'
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< tests/fuzz/replay.c $(CORE_OBJ) $(LDLIBS)
+
+$(FUZZ_SEEDS): $(BUILD)/simc tests/fuzz/make_seeds.sh $(shell find tests/lang examples bench -name '*.sim' 2>/dev/null)
+	$(SAY) SEEDS $(BUILD)/fuzz/seeds
+	$(Q)sh tests/fuzz/make_seeds.sh $(BUILD)/simc $(BUILD)/fuzz/seeds >/dev/null
+	@touch $@
+
+$(BUILD)/fuzz/fuzz_source.dict: tests/fuzz/gen_dict.sh lang/lexer.re vm/builtins.def stdlib/prelude.sim
+	@mkdir -p $(dir $@)
+	$(Q)sh tests/fuzz/gen_dict.sh . >$@
+
+fuzz-replay: $(patsubst %,$(BUILD)/fuzz/replay_%,$(FUZZ_TARGETS)) $(FUZZ_SEEDS)
+	@$(BUILD)/fuzz/replay_fuzz_source tests/fuzz/corpus/source $(BUILD)/fuzz/seeds/source
+	@$(BUILD)/fuzz/replay_fuzz_bytecode tests/fuzz/corpus/bytecode $(BUILD)/fuzz/seeds/bytecode
+
+# libFuzzer targets, in their own build tree (make fuzz)
+$(BUILD)/fuzz/fuzz_source: tests/fuzz/fuzz_source.c tests/fuzz/fuzz.h $(CORE_OBJ)
+	$(SAY) LINK $@
+	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $< $(CORE_OBJ) $(LDLIBS)
+
+$(BUILD)/fuzz/fuzz_bytecode: tests/fuzz/fuzz_bytecode.c tests/fuzz/bytecode_mutator.c tests/fuzz/fuzz.h $(CORE_OBJ)
+	$(SAY) LINK $@
+	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $< tests/fuzz/bytecode_mutator.c $(CORE_OBJ) $(LDLIBS)
+
+# the core as a library, for OSS-Fuzz's build (tests/fuzz/build.sh)
+$(BUILD)/libsimvm.a: $(CORE_OBJ)
+	$(SAY) AR $@
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+libfuzzer-targets: $(patsubst %,$(BUILD)/fuzz/%,$(FUZZ_TARGETS)) $(BUILD)/fuzz/fuzz_source.dict $(FUZZ_SEEDS)
+
+FUZZ_BUILD  := build/libfuzzer
+FUZZ_CFLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+FUZZ_CC     ?= clang
+
+fuzz:
+	@sh tools/fuzzdeps.sh
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) CFLAGS="$(FUZZ_CFLAGS)" libfuzzer-targets
+
+# Each target for FUZZ_SECONDS (60) on the seeds and the committed corpus;
+# any finding fails it (tests/fuzz/run.sh).
+FUZZ_SECONDS ?= 60
+fuzz-smoke: fuzz
+	@bash tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) fuzz_source fuzz_bytecode
+
+test: all layers unit-test script-test fuzz-replay
 
 # The same tests under AddressSanitizer and UndefinedBehaviorSanitizer, in
 # their own build tree, then the GC-stress pass of the script suite.

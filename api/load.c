@@ -51,7 +51,14 @@ static char *import_path(const char *from, const char *name) {
 typedef struct Loading {
   const char *key;
   const struct Loading *outer;
+  size_t source_bytes;     /* of this file and those importing it        */
+  size_t ast_bytes;        /* their syntax trees, alive while it loads    */
 } Loading;
+
+/* The syntax trees of a file and of those importing it (alive meanwhile)
+ * may take twice their sources plus this: every script of ordinary
+ * density compiles, and a dense one cannot take memory out of proportion. */
+#define AST_SLACK ((size_t)16 << 20)
 
 static SimStatus load_source(VM *vm, Source *source, char *key, const Loading *outer, int depth, Diag *diag);
 
@@ -189,10 +196,13 @@ static bool check_text(const Source *source, Diag *diag) {
 static SimStatus load_source(VM *vm, Source *source, char *key, const Loading *outer, int depth, Diag *diag) {
   source->next = vm->loader->sources;
   vm->loader->sources = source;
-  Loading loading = {key, outer};
+  size_t outer_sources = outer ? outer->source_bytes : 0, outer_ast = outer ? outer->ast_bytes : 0;
+  Loading loading = {key, outer, outer_sources + source->length, outer_ast};
+  size_t limit = 2 * loading.source_bytes + AST_SLACK;
   Module module;
   module.arena = NULL;
-  bool parsed = check_text(source, diag) && parse_source(source, diag, &module);
+  bool parsed = check_text(source, diag) && parse_source_within(source, diag, &module, limit > outer_ast ? limit - outer_ast : 1);
+  loading.ast_bytes += arena_size(module.arena);
   SimStatus status = parsed ? SIM_OK : SIM_COMPILE_ERROR;
   for (int i = 0; parsed && i < module.decls.count; i++) {
     const Decl *decl = module.decls.items[i];
@@ -297,3 +307,37 @@ void vm_free(VM *vm) {
   api_loader_free(vm);
   vm_destroy(vm);
 }
+
+void loader_mark(VM *vm, LoaderMark *mark) {
+  mark->globals = vm->globals.count;
+  mark->modules = vm->module_inits.count;
+  mark->sources = vm->loader->sources;
+  mark->global_index = vm->global_index;
+  size_t bytes = (size_t)vm->global_index.capacity * sizeof(Entry);
+  mark->global_index.entries = bytes ? xrealloc(NULL, bytes) : NULL;
+  if (bytes) memcpy(mark->global_index.entries, vm->global_index.entries, bytes);
+}
+
+void loader_rollback(VM *vm, const LoaderMark *mark) {
+  vm_discard_run(vm); /* the run's threads and young heap: the program too, when kept young */
+  for (int i = mark->modules; i < vm->module_inits.count; i++) free(vm->loader->module_keys[i]);
+  vm->module_inits.count = mark->modules;
+  if (vm->modules_run > mark->modules) vm->modules_run = mark->modules;
+  vm->globals.count = mark->globals;
+  size_t bytes = (size_t)mark->global_index.capacity * sizeof(Entry);
+  table_free(&vm->global_index);
+  vm->global_index = mark->global_index;
+  vm->global_index.entries = bytes ? xrealloc(NULL, bytes) : NULL;
+  if (bytes) memcpy(vm->global_index.entries, mark->global_index.entries, bytes);
+  vm->main_action = UNDEFINED_VAL;
+  /* what is left of the program is garbage the next collection takes; it
+   * never reads the names of the sources freed here */
+  Loader *loader = vm->loader;
+  while (loader->sources != mark->sources) {
+    Source *next = loader->sources->next;
+    source_free(loader->sources);
+    loader->sources = next;
+  }
+}
+
+void loader_mark_free(LoaderMark *mark) { table_free(&mark->global_index); }

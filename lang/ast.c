@@ -2,6 +2,7 @@
 
 #include "../base/alloc.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,11 +12,12 @@ typedef struct Block {
   struct Block *next;
   size_t used;
   size_t size;
-  _Alignas(16) unsigned char data[];
+  _Alignas(16) unsigned char data[];  /* allocations 8-aligned within */
 } Block;
 
 struct Arena {
   Block *blocks;
+  size_t size;        /* bytes of all blocks */
 };
 
 #define BLOCK_SIZE (64 * 1024)
@@ -23,15 +25,17 @@ struct Arena {
 Arena *arena_new(void) {
   Arena *arena = mem_realloc(NULL, sizeof(Arena));
   arena->blocks = NULL;
+  arena->size = 0;
   return arena;
 }
 
 void *arena_alloc(Arena *arena, size_t size) {
-  size = (size + 15) & ~(size_t)15;
+  size = (size + 7) & ~(size_t)7;
   Block *block = arena->blocks;
   if (!block || block->used + size > block->size) {
     size_t capacity = size > BLOCK_SIZE ? size : BLOCK_SIZE;
     block = mem_realloc(NULL, sizeof(Block) + capacity);
+    arena->size += sizeof(Block) + capacity;
     block->used = 0;
     block->size = capacity;
     block->next = arena->blocks;
@@ -42,6 +46,8 @@ void *arena_alloc(Arena *arena, size_t size) {
   memset(p, 0, size);
   return p;
 }
+
+size_t arena_size(const Arena *arena) { return arena ? arena->size : 0; }
 
 char *arena_strndup(Arena *arena, const char *text, size_t length) {
   char *copy = arena_alloc(arena, length + 1);
@@ -63,7 +69,7 @@ void arena_free(Arena *arena) {
 
 void node_list_push(Arena *arena, NodeList *list, void *item) {
   if (list->count == list->capacity) {
-    int capacity = list->capacity ? list->capacity * 2 : 4;
+    int capacity = list->capacity ? list->capacity * 2 : 1; /* most lists hold one or two */
     void **items = arena_alloc(arena, (size_t)capacity * sizeof(void *));
     if (list->count) memcpy(items, list->items, (size_t)list->count * sizeof(void *));
     list->items = items;
@@ -72,8 +78,37 @@ void node_list_push(Arena *arena, NodeList *list, void *item) {
   list->items[list->count++] = item;
 }
 
+/* The bytes of an Expr of `kind`: its header and the member of `as` it
+ * uses, no more (a literal takes 24 bytes, not the 48 of the largest), so a
+ * dense script's tree stays small. Nothing copies a whole Expr. */
+static size_t expr_size(ExprKind kind) {
+  const Expr *e = NULL;
+  size_t head = offsetof(Expr, as), body = sizeof e->as;
+  switch (kind) {
+    case EXPR_UNIT: case EXPR_NONE: body = 0; break;
+    case EXPR_INT: case EXPR_DURATION: body = sizeof e->as.integer; break;
+    case EXPR_FLOAT: body = sizeof e->as.number; break;
+    case EXPR_BOOL: body = sizeof e->as.boolean; break;
+    case EXPR_STRING: body = sizeof e->as.string; break;
+    case EXPR_NAME: body = sizeof e->as.name; break;
+    case EXPR_LIST: body = sizeof e->as.items; break;
+    case EXPR_RECORD: body = sizeof e->as.record; break;
+    case EXPR_CALL: body = sizeof e->as.call; break;
+    case EXPR_FIELD: body = sizeof e->as.field; break;
+    case EXPR_INDEX: body = sizeof e->as.index; break;
+    case EXPR_UNARY: case EXPR_BINARY: body = sizeof e->as.binary; break;
+    case EXPR_AND: case EXPR_OR: case EXPR_THEN: case EXPR_BIND: body = sizeof e->as.then; break;
+    case EXPR_IF: body = sizeof e->as.if_; break;
+    case EXPR_LET: body = sizeof e->as.let; break;
+    case EXPR_LAMBDA: body = sizeof e->as.lambda; break;
+    case EXPR_BLOCK: body = sizeof e->as.block; break;
+    case EXPR_RETURN: body = sizeof e->as.ret; break;
+  }
+  return head + body;
+}
+
 Expr *ast_expr(Arena *arena, ExprKind kind, Loc loc) {
-  Expr *expr = arena_alloc(arena, sizeof(Expr));
+  Expr *expr = arena_alloc(arena, expr_size(kind));
   expr->kind = kind;
   expr->loc = loc;
   return expr;

@@ -49,6 +49,8 @@ typedef enum {
   BIN_CONCAT, UN_NEG, UN_NOT
 } Operator;
 
+/* Allocated with only the member of `as` its kind uses (ast_expr): read
+ * and write only that one. */
 struct Expr {
   ExprKind kind;
   Loc loc;
@@ -111,6 +113,8 @@ Arena *arena_new(void);
 void *arena_alloc(Arena *arena, size_t size);
 char *arena_strndup(Arena *arena, const char *text, size_t length);
 void arena_free(Arena *arena);
+/* Bytes the arena holds (its blocks). */
+size_t arena_size(const Arena *arena);
 
 void node_list_push(Arena *arena, NodeList *list, void *item);
 

@@ -312,6 +312,18 @@ static bool in_statement_context(const Lexer *lx) {
 
 int lexer_next(Lexer *lx, Parser *p, YYSTYPE *value, YYLTYPE *loc) {
   int kind;
+  if (p->ast_limit && arena_size(p->arena) > p->ast_limit) {
+    /* too dense to compile in memory proportional to its size: end the
+     * input here, and say why once */
+    loc->first_line = loc->last_line = lx->line;
+    loc->first_column = loc->last_column = (int)(lx->cursor - lx->line_start) + 1;
+    if (!p->too_large)
+      lex_error(p, lx->line, loc->first_column,
+                "too large to compile: its syntax tree passed %zu MB (the limit is twice the size of this file and "
+                "those importing it, plus 16 MB)", (p->ast_limit + ((size_t)1 << 20) - 1) >> 20);
+    p->too_large = true;
+    return YYEOF;
+  }
   if (lx->has_peek) {
     lx->has_peek = false;
     *value = p->peek_value;

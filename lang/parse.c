@@ -4,8 +4,11 @@
 
 int yyparse(Parser *p);
 
-bool parse_source(const Source *source, Diag *diag, Module *module) {
+bool parse_source(const Source *source, Diag *diag, Module *module) { return parse_source_within(source, diag, module, 0); }
+
+bool parse_source_within(const Source *source, Diag *diag, Module *module, size_t ast_limit) {
   Parser parser = {0};
+  parser.ast_limit = ast_limit;
   module->arena = arena_new();
   module->decls = (NodeList){0};
   parser.source = source;

@@ -47,6 +47,8 @@ struct Parser {
   Module *module;
   YYSTYPE peek_value;       /* the token behind an inserted ';' */
   YYLTYPE peek_loc;
+  size_t ast_limit;         /* bytes the syntax tree may take; 0: no limit */
+  bool too_large;           /* it passed them: the parse ends, no more errors */
 };
 
 /* The lexer (lang/lexer.re): the next token, with semicolon insertion. */
@@ -63,6 +65,7 @@ static int yylex(YYSTYPE *value, YYLTYPE *loc, Parser *p) { return lexer_next(&p
  * likely cause: a ( [ or #{ opened on an earlier line, or any bracket at
  * the end of input (blocks span lines, so an open { alone says nothing). */
 static void report(Parser *p, const YYLTYPE *loc, const char *message) {
+  if (p->too_large) return; /* the end of input was made up */
   int line, col;
   const char *open = lexer_open_bracket(&p->lexer, &line, &col);
   bool at_end = p->lexer.last_token == YYEOF;

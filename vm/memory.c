@@ -352,8 +352,11 @@ void gc_promote(VM *vm) {
 void gc_free_young(VM *vm) {
   for (int i = 0; i < vm->young_owner_count; i++) {
     Obj *obj = vm->young_owners[i];
-    if (obj->type == OBJ_STRING) table_delete(&vm->strings, (ObjString *)obj);
-    else finalize(vm, obj);
+    if (obj->type == OBJ_STRING) {
+      if (((ObjString *)obj)->interned) table_delete(&vm->strings, (ObjString *)obj); /* others are in no table */
+    } else {
+      finalize(vm, obj);
+    }
   }
   vm->young_owner_count = 0;
   heap_reset_young(&vm->heap);

@@ -53,7 +53,9 @@ static int mask_from_name(Value name) {
 }
 
 PrimResult prim_with_mask(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
-  int state = IS_INT(args[0]) ? (int)AS_INT(args[0]) : mask_from_name(args[0]);
+  /* the prelude passes the state it saved as an int: only 0 to 2 are states */
+  int64_t given = IS_INT(args[0]) ? AS_INT(args[0]) : -1;
+  int state = given >= MASK_NONE && given <= MASK_UNINTERRUPTIBLE ? (int)given : mask_from_name(args[0]);
   if (state < 0) {
     rt_error(vm, "withMaskingState needs \"Unmasked\", \"MaskedInterruptible\" or \"MaskedUninterruptible\"");
     return PRIM_ERROR;

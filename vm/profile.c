@@ -93,6 +93,7 @@ void profile_thread_start(VM *vm, ObjThread *thread) {
   Buffer id;
   buf_init(&id);
   thread_id(&id, thread);
+  vm_work(vm, id.length); /* as long as the thread is deep in the fork tree */
   t->id = copy_text(buf_text(&id));
   buf_free(&id);
   t->label = NULL;

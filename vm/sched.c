@@ -414,13 +414,15 @@ static int target_of(const ObjThread *to, const int *index, int serials, ObjThre
  * first) that a depth-first search meets, at most MAX_CYCLES, from its
  * oldest thread: "main waits for <mvar a>, last taken by 1, which ...". */
 static void report_cycles(VM *vm, Buffer *out, ObjThread **threads, int count) {
+  if (count <= 0) return;
   /* index by creation serial */
   int *index = xrealloc(NULL, (size_t)(vm->thread_serial + 1) * sizeof(int));
   for (int i = 0; i <= vm->thread_serial; i++) index[i] = -1;
   for (int i = 0; i < count; i++) index[threads[i]->serial] = i;
   WaitEdge **edges = xrealloc(NULL, (size_t)count * sizeof *edges);
   int *edge_count = xrealloc(NULL, (size_t)count * sizeof(int));
-  char *color = calloc((size_t)count, 1); /* 0 new, 1 on the path, 2 done */
+  char *color = xrealloc(NULL, (size_t)count); /* 0 new, 1 on the path, 2 done */
+  memset(color, 0, (size_t)count);
   int *path = xrealloc(NULL, (size_t)count * sizeof(int)), *next = xrealloc(NULL, (size_t)count * sizeof(int));
   for (int i = 0; i < count; i++) edge_count[i] = wait_edges(threads[i], &edges[i]);
   int cycles = 0;

@@ -30,6 +30,7 @@ static void event(VM *vm, void *state, const Event *e) {
   event_detail(vm, e, &text);
   buf_append_json(&line, buf_text(&text));
   buf_append(&line, "}\n", 2);
+  vm_work(vm, line.length);
   vm_write_trace(vm, 1, line.data, line.length);
   buf_free(&line);
   buf_free(&text);

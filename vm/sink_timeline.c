@@ -34,6 +34,7 @@ static Timeline *timeline_of(VM *vm) {
 /* The timeline is kept in memory until the run ends: an event that would
  * take it past --max-trace-size is taken back, and the run stops. */
 static void keep_within_cap(VM *vm, Timeline *t, size_t before) {
+  vm_work(vm, t->events.length - before);
   if (vm_trace_room(vm, 2, t->events.length - before)) return;
   buf_truncate(&t->events, before);
 }
@@ -68,10 +69,13 @@ static void close_slice(VM *vm, Track *track, int serial) {
   keep_within_cap(vm, t, before);
 }
 
-static void set_name(Track *track, ObjThread *thread) {
+/* A thread's id is as long as it is deep in the fork tree: its cost is
+ * charged to the work budget, wherever a sink copies or formats it. */
+static void set_name(VM *vm, Track *track, ObjThread *thread) {
   Buffer name;
   buf_init(&name);
   thread_name(&name, thread);
+  vm_work(vm, name.length);
   free(track->name);
   track->name = xrealloc(NULL, name.length + 1);
   memcpy(track->name, buf_text(&name), name.length + 1);
@@ -88,7 +92,7 @@ static void thread_start(VM *vm, ObjThread *thread) {
     t->tracks[t->count++] = (Track){NULL, TRACK_DONE, 0};
   }
   Track *track = &t->tracks[thread->serial];
-  set_name(track, thread);
+  set_name(vm, track, thread);
   track->state = TRACK_RUNNABLE;
   track->since = vm->now;
 }
@@ -105,7 +109,7 @@ static void thread_state(VM *vm, ObjThread *thread, TrackState state) {
 
 static void relabel(VM *vm, ObjThread *thread) {
   Timeline *t = vm->timeline;
-  if (t && thread->serial < t->count) set_name(&t->tracks[thread->serial], thread);
+  if (t && thread->serial < t->count) set_name(vm, &t->tracks[thread->serial], thread);
 }
 
 bool timeline_write(VM *vm, FILE *out) {

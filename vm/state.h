@@ -126,6 +126,8 @@ struct VM {
   int modules_run;         /* module_inits whose top level has run (the load) */
   uint64_t load_steps;     /* instructions the load took                */
   Value main_action;       /* what a run's main thread runs; UNDEFINED until the first run */
+  bool keep_young;         /* loads are not promoted, so that a program can be
+                              taken back (loader_rollback, for the fuzzer) */
 
   /* scheduler */
   int64_t now;             /* simulated nanoseconds                     */

@@ -96,6 +96,7 @@ static void thread_died(VM *vm, ObjThread *thread, Value exc) {
   Buffer text;
   buf_init(&text);
   unwind_show_one_line(&text, exc, TRACE_SHOW_LIMIT);
+  vm_work(vm, name_text.length + text.length); /* an id is as long as the fork tree is deep */
   vm_event(vm, .kind = EV_DIED, .thread = thread, .value = exc);
   Buffer when;
   buf_init(&when);

@@ -338,13 +338,18 @@ static SimStatus load_program(VM *vm) {
   if (status != SIM_OK) return status;
   vm->modules_run = vm->module_inits.count;
   gc_collect(vm);
-  gc_promote(vm);
+  if (!vm->keep_young) gc_promote(vm);
   return SIM_OK;
 }
 
 void vm_discard_run(VM *vm) {
   if (!vm->main_thread) return;
   reset_scheduler(vm);
+  /* the profile names the run's prototypes, which may be young: it goes
+   * with them (a vm_run that then fails early has none to write) */
+  profile_free(vm->profile);
+  vm->profile = NULL;
+  timeline_free(vm);
   gc_free_young(vm);
 }
 
@@ -365,7 +370,7 @@ SimStatus vm_run(VM *vm) {
     vm->gc_paused++;
     vm->main_action = main_action(vm, index);
     vm->gc_paused--;
-    gc_promote(vm);
+    if (!vm->keep_young) gc_promote(vm);
   }
   return simulate(vm, vm->main_action);
 }

@@ -81,11 +81,12 @@ static void test_work_charged(void **state) {
       {"join(\",\", map(show, xs))", 100000},      /* bytes joined (and shown) */
       {"xs ++ [1]", 20000},                        /* cells copied */
       {"setField(#{a: 1}, show(xs), 1)", 100000},  /* a name hashed */
+      {"foldl(fn(r, i) => setField(r, show(i % 300), i), #{}, range(0, 600))", 300 * 299 / 2 + 300 * 300}, /* records copied */
   };
   UnitVM *base = limited(0, 0);
   assert_status(unit_run(base, "main = {\n  let xs = range(0, 20000)\n  let x = xs\n  return ()\n}\n"), SIM_OK, base);
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    char source[256];
+    char source[512];
     snprintf(source, sizeof source, "main = {\n  let xs = range(0, 20000)\n  let x = %s\n  return ()\n}\n", cases[i].expr);
     UnitVM *u = limited(0, 0);
     assert_status(unit_run(u, source), SIM_OK, u);
@@ -95,6 +96,26 @@ static void test_work_charged(void **state) {
     unit_vm_free(u);
   }
   unit_vm_free(base);
+}
+
+/* Found by fuzzing: a chain of forks makes ids as long as the chain is
+ * deep, and every sink that formats or copies one (the profile, the
+ * timeline, JSON lines, death reports) did O(depth) work per thread or
+ * event that nothing counted: 50 000 instructions wrote a 41 MB folded
+ * profile. That work is charged now, so the work budget bounds it. */
+static void test_work_charged_for_deep_ids(void **state) {
+  (void)state;
+  VMConfig config;
+  vm_config_init(&config);
+  config.max_work = 200000;
+  config.profile = true;
+  config.timeline = true;
+  UnitVM *u = unit_vm_new_with(&config);
+  assert_status(unit_run(u, "fn link(n) { fork(link(n + 1)); return () }\nmain = { fork(link(0)); delay(1s) }\n"), SIM_LIMIT, u);
+  assert_non_null(strstr(unit_text(&u->err), "simvm: work limit reached: "));
+  assert_true(u->vm->thread_serial < 2000); /* a unit of work per thread would have made 20 000 */
+  assert_true(u->vm->work > vm_steps(u->vm));
+  unit_vm_free(u);
 }
 
 /* ++ copies and does not hash: its results are not interned, yet compare,
@@ -275,6 +296,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_concat_does_not_intern, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test_setup_teardown(test_record_field_of_unknown_name, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test(test_long_list_literal_is_linear),
+      cmocka_unit_test(test_work_charged_for_deep_ids),
       cmocka_unit_test(test_stop_reports_every_thread),
       cmocka_unit_test(test_stop_reasons),
       cmocka_unit_test(test_trace_cap),

@@ -1,4 +1,4 @@
-/* Command-line value parsing (cli/options.c): counts, durations, sizes. */
+/* Command-line value parsing (base/options.c): counts, durations, sizes. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

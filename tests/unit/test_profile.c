@@ -259,6 +259,20 @@ static void test_profile_keeps_its_prototypes(void **state) {
   unit_vm_free(u);
 }
 
+/* Found by fuzzing: loading more code discards the last run, whose young
+ * prototypes the profile named; the profile went on naming them, and was
+ * written (the fuzzer's next program had no main, so no run replaced it). */
+static void test_profile_goes_with_its_run(void **state) {
+  (void)state;
+  UnitVM *u = profiled_vm(1);
+  assert_runs_with_output(u, "fn f(n) = if n == 0 then 0 else f(n - 1)\nmain = say(f(10))\n", "0\n");
+  assert_status(unit_load(u, "g = 1\n"), SIM_OK, u);
+  FILE *null = fopen("/dev/null", "w");
+  assert_false(vm_write_profile(u->vm, null, 't', 0));
+  fclose(null);
+  unit_vm_free(u);
+}
+
 /* A label or name with control bytes or ';' cannot break a folded line or
  * add a frame; the text report escapes control bytes too. */
 static void test_names_are_escaped(void **state) {
@@ -389,6 +403,7 @@ int main(void) {
       cmocka_unit_test(test_text_report),
       cmocka_unit_test(test_profile_keeps_its_prototypes),
       cmocka_unit_test(test_names_are_escaped),
+      cmocka_unit_test(test_profile_goes_with_its_run),
       cmocka_unit_test(test_O0_continuations_on_the_heap),
       cmocka_unit_test(test_trace_json),
       cmocka_unit_test(test_timeline),

@@ -206,6 +206,20 @@ static void test_field_of_a_name(void **state) {
   assert_verdict(vm, s, "ok");
 }
 
+static void test_label_of_a_name(void **state) {
+  VM *vm = ((UnitVM *)*state)->vm;
+  Value k[1] = {INT_VAL(3)};
+  Shape s = FN(OP_GET_LOCAL, 1, OP_LABEL_NEW, 0, 0, OP_RETURN);
+  s.constants = k;
+  s.constant_count = 1;
+  assert_verdict(vm, s, "f (t.sim:1): LABEL_NEW of a constant that is not a name at offset 2");
+  s.constant_count = 0;
+  assert_verdict(vm, s, "f (t.sim:1): LABEL_NEW of a constant that is not a name at offset 2");
+  k[0] = OBJ_VAL(obj_cstring(vm, "x"));
+  s.constant_count = 1;
+  assert_verdict(vm, s, "ok");
+}
+
 static void test_locals_on_the_stack(void **state) {
   VM *vm = ((UnitVM *)*state)->vm;
   assert_verdict(vm, FN(OP_GET_LOCAL, 2, OP_RETURN), "f (t.sim:1): a local slot beyond the stack at offset 0");
@@ -313,7 +327,8 @@ int main(void) {
       T(test_vm_only_opcode),          T(test_cut_off_instruction),      
       T(test_call_bind_then_bind),     T(test_tail_bind_then_return),    T(test_action_of_an_action),
       T(test_constants),               T(test_closure_of_a_prototype),   T(test_captures_against_the_stack),
-      T(test_captures_of_upvalues),    T(test_field_of_a_name),          T(test_locals_on_the_stack),
+      T(test_captures_of_upvalues),    T(test_field_of_a_name),          T(test_label_of_a_name),
+      T(test_locals_on_the_stack),
       T(test_upvalues_in_range),       T(test_globals_in_range),         T(test_no_builtin_redefined),
       T(test_jumps_in_the_code),       T(test_stack_underflow),          T(test_stack_within_slots),
       T(test_runs_off_the_end),        T(test_paths_meet_at_one_depth),

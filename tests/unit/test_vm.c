@@ -6,10 +6,12 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "unit.h"
+#include "../../api/api.h"
 
 #include "debug.h"
 
@@ -536,6 +538,83 @@ static void test_own_prototypes(void **state) {
   buf_free(&out);
 }
 
+/* However dense a large script, loading it takes memory in proportion: its
+ * text once, a syntax tree of at most twice that plus 16 MB (a denser one
+ * is refused with an error), so less than 4 times the file in all. A 50 MB
+ * file of statements took 1.6 GB to compile. */
+static void test_large_source_bounded_memory(void **state) {
+  (void)state;
+  enum { SIZE = 20 << 20 };
+  static const char line[] = "  say(1)\n";
+  char *text = malloc(SIZE + 64);
+  size_t n = 0;
+  memcpy(text, "main = {\n", 9);
+  for (n = 9; n + sizeof line - 1 + 2 <= SIZE; n += sizeof line - 1) memcpy(text + n, line, sizeof line - 1);
+  memcpy(text + n, "}\n", 2);
+  n += 2;
+  struct rusage before, after;
+  getrusage(RUSAGE_SELF, &before);
+  UnitVM *u = unit_vm_new();
+  assert_status(vm_load_source(u->vm, "big.sim", text, n), SIM_COMPILE_ERROR, u);
+  getrusage(RUSAGE_SELF, &after);
+  assert_non_null(strstr(unit_text(&u->err),
+                         ": error: too large to compile: its syntax tree passed 56 MB (the limit is twice the size of this "
+                         "file and those importing it, plus 16 MB)\n"));
+  int lines = 0;
+  for (const char *c = unit_text(&u->err); *c; c++) lines += *c == '\n';
+  assert_int_equal(lines, 3); /* that error alone, with its line and caret */
+  unit_vm_free(u);
+  long grown_kb = after.ru_maxrss - before.ru_maxrss;
+#ifdef __SANITIZE_ADDRESS__
+  long allowed_kb = 5L * (SIZE >> 10); /* its shadow memory and redzones */
+#else
+  long allowed_kb = 4L * (SIZE >> 10);
+#endif
+  if (grown_kb > allowed_kb) {
+    free(text);
+    fail_msg("loading %d MB took %ld MB more", SIZE >> 20, grown_kb >> 10);
+  }
+  /* the same statements, fewer of them (1 MB), compile */
+  n = 9 + 100000 * (sizeof line - 1);
+  memcpy(text + n, "}\n", 2);
+  u = unit_vm_new();
+  assert_status(vm_load_source(u->vm, "big.sim", text, n + 2), SIM_OK, u);
+  unit_vm_free(u);
+  free(text);
+}
+
+/* The fuzzer's rollback: with the prelude run once, programs kept young
+ * are loaded, run and taken back one after another, and each sees a VM as
+ * it was: its own main or none, the prelude's names unshadowed, nothing
+ * left in the old generation. */
+static void test_rollback(void **state) {
+  UnitVM *u = *state;
+  VM *vm = u->vm;
+  LoaderMark mark;
+  loader_mark(vm, &mark);
+  assert_status(unit_run(u, "main = return ()\n"), SIM_OK, u);
+  loader_rollback(vm, &mark);
+  vm->keep_young = true;
+  size_t old = vm->old_bytes;
+  const char *shadowing = "fn map(f, xs) = \"mine\"\nfv = newTVar(1)\nmain = { v <- fv\n  x <- readTVarIO(v)\n  say([map(0, 0), show(x)]) }\n";
+  for (int round = 0; round < 3; round++) {
+    unit_text_clear(&u->out);
+    unit_text_clear(&u->err);
+    assert_status(unit_run(u, shadowing), SIM_OK, u);
+    assert_text_equal(unit_text(&u->out), "[\"mine\", \"1\"]\n");
+    loader_rollback(vm, &mark);
+    assert_status(unit_run(u, "x = 1\n"), SIM_COMPILE_ERROR, u);
+    assert_text_equal(unit_text(&u->err), "simvm: error: the program defines no 'main' (write `main = { ... }`)\n");
+    loader_rollback(vm, &mark);
+    unit_text_clear(&u->out);
+    assert_status(unit_run(u, "main = say(map(fn(x) => x + 1, [1, 2]))\n"), SIM_OK, u);
+    assert_text_equal(unit_text(&u->out), "[2, 3]\n");
+    loader_rollback(vm, &mark);
+    assert_int_equal(vm->old_bytes, old);
+  }
+  loader_mark_free(&mark);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_config_defaults),
@@ -556,6 +635,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_import_errors, setup_files, teardown_files),
       cmocka_unit_test_setup_teardown(test_import_only_scripts, setup_files, teardown_files),
       cmocka_unit_test_setup_teardown(test_sandbox, setup_files, teardown_files),
+      cmocka_unit_test(test_large_source_bounded_memory),
+      cmocka_unit_test_setup_teardown(test_rollback, unit_setup_vm, unit_teardown_vm),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,28 @@
+#!/bin/bash -eu
+# The OSS-Fuzz build script (an OSS-Fuzz project's build.sh can be just
+# "exec $SRC/simvm/tests/fuzz/build.sh"): builds the fuzz targets with
+# $CC, $CFLAGS and $LIB_FUZZING_ENGINE into $OUT, with their .options, the
+# dictionary and seed corpora. The project's Dockerfile installs make, re2c,
+# bison, libcmocka-dev and zip (the Makefile checks for them).
+cd "$(dirname "$0")/../.."
+build=${WORK:-/tmp}/simvm-build
+make -j"$(nproc)" BUILD="$build" CC="$CC" CFLAGS="$CFLAGS" "$build/libsimvm.a" "$build/simc"
+for target in fuzz_source fuzz_bytecode; do
+  extra=()
+  [ "$target" = fuzz_bytecode ] && extra=(tests/fuzz/bytecode_mutator.c)
+  "$CC" $CFLAGS -std=gnu11 -I"$build/gen" -Ilang -Ivm -c tests/fuzz/$target.c -o "$build/$target.o"
+  objects=("$build/$target.o")
+  for src in "${extra[@]}"; do
+    "$CC" $CFLAGS -std=gnu11 -Ivm -c "$src" -o "$build/$(basename "$src" .c).o"
+    objects+=("$build/$(basename "$src" .c).o")
+  done
+  "${CXX:-$CC}" ${CXXFLAGS:-$CFLAGS} -o "$OUT/$target" "${objects[@]}" "$build/libsimvm.a" $LIB_FUZZING_ENGINE -lm
+  cp tests/fuzz/$target.options "$OUT/"
+done
+sh tests/fuzz/gen_dict.sh . >"$OUT/fuzz_source.dict"
+sh tests/fuzz/make_seeds.sh "$build/simc" "$build/seeds"
+for kind in source bytecode; do
+  rm -f "$OUT/fuzz_${kind}_seed_corpus.zip"
+  (cd "$build/seeds/$kind" && zip -q -j "$OUT/fuzz_${kind}_seed_corpus.zip" ./*)
+  (cd tests/fuzz/corpus/$kind && ls | grep -q . && zip -q -j "$OUT/fuzz_${kind}_seed_corpus.zip" ./*) || true
+done
