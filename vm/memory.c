@@ -157,7 +157,7 @@ static void mark_roots(VM *vm, GrayStack *gray) {
     mark_obj(gray, (Obj *)entry->timeout);
   }
   /* stale entries too: they point at their owners until they go */
-  for (int i = 0; i < vm->timers.count; i++) mark_obj(gray, vm->timers.items[i].timer->owner);
+  for (int i = 0; i < vm->timers.count; i++) mark_obj(gray, timer_owner(vm->timers.items[i].timer));
   /* the profile names the prototypes it counted, and outlives the frames
    * that ran them (the boot block is gone once main replaces it) */
   if (vm->profile)

@@ -133,7 +133,6 @@ ObjTimeout *obj_timeout(VM *vm, ObjThread *thread) {
   ObjTimeout *timeout = ALLOCATE(vm, ObjTimeout, 0, OBJ_TIMEOUT);
   timeout->timer.set = false;
   timeout->timer.kind = TIMER_TIMEOUT;
-  timeout->timer.owner = &timeout->obj;
   timeout->timer.when = 0;
   timeout->timer.seq = 0;
   timeout->state = TIMEOUT_DISARMED;
@@ -172,7 +171,6 @@ ObjTVar *obj_tvar(VM *vm, Value value) {
   tvar->waiter_capacity = 1;
   tvar->timer.set = false;
   tvar->timer.kind = TIMER_TVAR;
-  tvar->timer.owner = &tvar->obj;
   tvar->timer.when = 0;
   tvar->timer.seq = 0;
   tvar->trace_fn = UNIT_VAL;

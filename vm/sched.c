@@ -239,10 +239,10 @@ static void fire_timers(VM *vm) {
    * TVar by TVar), then the delays, then the timeouts */
   stm_fire_delays(vm, vm->due, count);
   for (int i = 0; i < count; i++)
-    if (vm->due[i]->kind == TIMER_DELAY) sched_wake(vm, (ObjThread *)vm->due[i]->owner);
+    if (vm->due[i]->kind == TIMER_DELAY) sched_wake(vm, (ObjThread *)timer_owner(vm->due[i]));
   for (int i = 0; i < count; i++) {
     if (vm->due[i]->kind != TIMER_TIMEOUT) continue;
-    ObjTimeout *timeout = (ObjTimeout *)vm->due[i]->owner;
+    ObjTimeout *timeout = (ObjTimeout *)timer_owner(vm->due[i]);
     timeout->state = TIMEOUT_FIRED;
     run_queue_push(vm, (RunEntry){timeout->thread, timeout});
   }

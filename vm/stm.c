@@ -134,7 +134,7 @@ void stm_fire_delays(VM *vm, Timer **due, int count) {
   int written = 0;
   for (int i = 0; i < count; i++) {
     if (due[i]->kind != TIMER_TVAR) continue;
-    ObjTVar *tvar = (ObjTVar *)due[i]->owner;
+    ObjTVar *tvar = (ObjTVar *)timer_owner(due[i]);
     tvar->value = BOOL_VAL(true);
     tvar->last_writer = NULL;
     written = add_written(&vm->stm, written, tvar);

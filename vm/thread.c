@@ -26,7 +26,6 @@ ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   thread->blocked_on = BLOCKED_NONE;
   thread->delay_timer.set = false;
   thread->delay_timer.kind = TIMER_DELAY;
-  thread->delay_timer.owner = &thread->obj;
   thread->in_transaction = false;
   thread->wait_set = NULL;
   thread->wait_count = 0;
@@ -36,9 +35,9 @@ ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   thread->wait_object = NULL;
   thread->wait_value = UNIT_VAL;
   thread->wait_prev = thread->wait_next = NULL;
-  thread->pending = NULL;
+  thread->pending = thread->pending_one;
   thread->pending_count = 0;
-  thread->pending_capacity = 0;
+  thread->pending_capacity = 1;
   thread->raised_by = NULL;
   thread->raised_value = UNIT_VAL;
   thread->raise_file = NULL;
@@ -175,8 +174,13 @@ bool thread_push_frame(VM *vm, ObjThread *thread, ObjClosure *closure, Value *sl
 void thread_add_pending(VM *vm, ObjThread *thread, Value exception, ObjThread *thrower) {
   (void)vm;
   if (thread->pending_count == thread->pending_capacity) {
-    thread->pending_capacity = thread->pending_capacity ? thread->pending_capacity * 2 : 2;
-    thread->pending = xrealloc(thread->pending, (size_t)thread->pending_capacity * sizeof(Pending));
+    /* past the inline slot (a second exception before the first is raised) */
+    int capacity = thread->pending_capacity ? thread->pending_capacity * 2 : 2;
+    Pending *grown = xrealloc(thread->pending == thread->pending_one ? NULL : thread->pending,
+                              (size_t)capacity * sizeof(Pending));
+    if (thread->pending == thread->pending_one) memcpy(grown, thread->pending_one, sizeof thread->pending_one);
+    thread->pending = grown;
+    thread->pending_capacity = capacity;
   }
   thread->pending[thread->pending_count++] = (Pending){exception, thrower, thrower};
 }
@@ -202,7 +206,7 @@ void thread_release(VM *vm, ObjThread *thread) {
   timer_heap_remove(&vm->timers, &thread->delay_timer);
   vm_event(vm, .kind = EV_THREAD_STATE, .thread = thread, .mode = TRACK_DONE);
   free_stacks(vm, thread);
-  free(thread->pending);
+  if (thread->pending != thread->pending_one) free(thread->pending);
   thread_drop_wait_set(thread);
   thread->stack = thread->sp = NULL;
   thread->frames = NULL;
@@ -218,7 +222,7 @@ void thread_release(VM *vm, ObjThread *thread) {
 
 void thread_free(VM *vm, ObjThread *thread) {
   if (thread->stack) free_stacks(vm, thread);
-  free(thread->pending);
+  if (thread->pending != thread->pending_one) free(thread->pending);
   thread_drop_wait_set(thread);
 }
 

@@ -83,50 +83,52 @@ typedef struct {
 #define THREAD_INLINE_FRAMES 2
 
 struct ObjThread {
+  /* Fields are grouped by size so the object has no holes: a million
+   * parked threads are a million of these (bench: forkIO 1000000). */
   Obj obj;
   ObjThread *parent;       /* io-sim's fork-tree id: the parent's id ... */
-  int child_number;        /* ... then this number (main: NULL, 0)   */
-  int next_child;          /* number given to the next child - 1    */
   ObjString *label;        /* labelThread, or NULL                  */
-
   Value *stack;            /* value stack: [stack, sp)              */
   Value *sp;
-  int stack_capacity;      /* values                                */
   CallFrame *frames;
+  int child_number;        /* ... then this number (main: NULL, 0)   */
+  int next_child;          /* number given to the next child - 1    */
+  int stack_capacity;      /* values                                */
   int frame_count;
   int frame_capacity;
-
   ThreadState state;
   BlockReason blocked_on;
-  Timer delay_timer;       /* owned: a thread waits on one delay at a time */
   MaskState mask;
-  bool interrupted;        /* woken from a wait by an exception: raise it even if masked */
+
+  Timer delay_timer;       /* owned: a thread waits on one delay at a time */
   Obj *wait_object;        /* the MVar (or, for BLOCKED_THROW, the thread) waited on */
   Value wait_value;        /* BLOCKED_PUT: the value to put                */
   ObjThread *wait_prev;    /* the MVar's queue of waiting threads          */
   ObjThread *wait_next;
 
   /* transactions: the logs of the running one are the VM's (StmLog) */
-  bool in_transaction;
   ObjTVar **wait_set;      /* blocked in retry: the read set it waits on  */
-  int wait_count;          /* (wait_one when it is one TVar: no malloc)   */
-  ObjTVar *wait_one;
+  ObjTVar *wait_one;       /* (wait_one when it is one TVar: no malloc)   */
   uint64_t block_seq;      /* when it blocked in retry                    */
+  int wait_count;
 
-  Pending *pending;        /* asynchronous exceptions not yet raised, FIFO */
-  int pending_count;
+  int pending_count;       /* asynchronous exceptions not yet raised, FIFO */
   int pending_capacity;
+  int raise_line;          /* see raise_file                               */
+  Pending *pending;        /* pending_one, until a second one is pending   */
+  Pending pending_one[1];  /* so a kill costs no malloc                    */
   ObjThread *raised_by;    /* who threw the exception last raised: NULL when the
                               thread raised it itself (for the report if it dies) */
   Value raised_value;      /* that exception: throwing it again keeps raised_by */
-  const char *raise_file;  /* where it was raised: the innermost frame of the  */
-  int raise_line;          /* script's own code (NULL: none, prelude's only)   */
+  const char *raise_file;  /* where it was raised: the innermost frame of the
+                              script's own code (NULL: none, prelude's only) */
 
   uint64_t rng;            /* its stream of random(n) numbers (vm/random.h) */
   int explore_key;         /* its id in schedule exploration (vm/explore.h), -1 until needed */
-
-  int profile_index;        /* its row in the profile, when profiling */
-  int serial;               /* creation order in this run: its timeline track */
+  int profile_index;       /* its row in the profile, when profiling */
+  int serial;              /* creation order in this run: its timeline track */
+  bool interrupted;        /* woken from a wait by an exception: raise it even if masked */
+  bool in_transaction;
   ObjThread *live_prev;    /* the VM's list of threads not yet done   */
   ObjThread *live_next;
 
@@ -137,6 +139,18 @@ struct ObjThread {
   CallFrame inline_frames[THREAD_INLINE_FRAMES];
   Value inline_stack[THREAD_INLINE_STACK];
 };
+
+/* The object a timer is part of, by its kind: a delay's thread, a
+ * timeout's ObjTimeout, a registerDelay's TVar (a Timer is always a field
+ * of its owner, so it needs no pointer back). */
+static inline Obj *timer_owner(Timer *timer) {
+  switch (timer->kind) {
+    case TIMER_DELAY: return (Obj *)((char *)timer - offsetof(ObjThread, delay_timer));
+    case TIMER_TIMEOUT: return (Obj *)((char *)timer - offsetof(ObjTimeout, timer));
+    case TIMER_TVAR: break;
+  }
+  return (Obj *)((char *)timer - offsetof(ObjTVar, timer));
+}
 
 /* Limits that turn runaway recursion into a runtime error, not a crash. */
 #define THREAD_MAX_FRAMES  1000000

@@ -30,8 +30,8 @@ typedef struct {
   int64_t when;     /* simulated time, nanoseconds           */
   uint64_t seq;     /* creation order, breaks ties           */
   bool set;         /* queued and not cancelled              */
-  TimerKind kind;
-  Obj *owner;       /* ObjThread (delay), ObjTimeout or ObjTVar */
+  uint8_t kind;     /* a TimerKind; the owner is the object the timer is a
+                       field of (timer_owner, vm/thread.h)  */
 } Timer;
 
 /* A heap entry: the key it was queued with, and its timer. Stale once the

@@ -51,8 +51,9 @@ static void test_new_thread(void **state) {
   assert_true(IS_INT(t->stack[0]));
   assert_int_equal(AS_INT(t->stack[0]), 7);
   assert_int_equal(t->pending_count, 0);
+  assert_ptr_equal(t->pending, t->pending_one); /* the first pending exception costs no malloc */
   assert_false(timer_is_set(&t->delay_timer));
-  assert_ptr_equal(t->delay_timer.owner, &t->obj);
+  assert_ptr_equal(timer_owner(&t->delay_timer), &t->obj);
 }
 
 static void test_ids(void **state) {
