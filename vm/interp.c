@@ -88,6 +88,9 @@ SimStatus INTERP_LOOP(VM *vm) {
   uint64_t steps = vm->steps;
 
 #define READ_BYTE() (*ip++)
+/* The opcode of the instruction just dispatched, at a handler's entry (before
+ * its operand is read): for handlers several opcodes share. */
+#define OPCODE_HERE() (op = ip[-1])
 #define READ_U16() (ip += 2, (uint16_t)((ip[-2] << 8) | ip[-1]))
 #define PUSH(v) (*sp++ = (v))
 #define POP() (*--sp)
@@ -175,6 +178,7 @@ SimStatus INTERP_LOOP(VM *vm) {
 #undef OPCODE
   };
 #define CASE(name) op_##name
+#ifdef SIMVM_PROFILED
 #define DISPATCH()            \
   do {                        \
     steps++;                  \
@@ -182,6 +186,15 @@ SimStatus INTERP_LOOP(VM *vm) {
     PROFILE_INSTRUCTION();    \
     goto *dispatch_table[op]; \
   } while (0)
+#else
+/* `op` is not kept: one register fewer on every dispatch; the handlers
+ * that share code between opcodes read theirs (OPCODE_HERE) */
+#define DISPATCH()                        \
+  do {                                    \
+    steps++;                              \
+    goto *dispatch_table[READ_BYTE()];    \
+  } while (0)
+#endif
 #define EXECUTE(o) goto *dispatch_table[(op = (o))]
 #define LOOP_START DISPATCH();
 #define LOOP_END
@@ -282,6 +295,7 @@ next_thread:
       PEEK(0) = INT_VAL(r);                                                               \
       DISPATCH();                                                                         \
     }                                                                                     \
+    op = OP_##name;                                                                       \
     goto arith_slow;                                                                      \
   }
   ARITH(ADD, __builtin_add_overflow)
@@ -290,6 +304,7 @@ next_thread:
 #undef ARITH
   CASE(DIV):
   CASE(MOD):
+    OPCODE_HERE();
   arith_slow: {
     Value value;
     STORE_FRAME();
@@ -300,6 +315,7 @@ next_thread:
   }
   CASE(ADDI):
   CASE(SUBI): {
+    OPCODE_HERE();
     Value a = PEEK(0);
     int64_t k = (int8_t)READ_BYTE(), r;
     if (__builtin_expect(IS_INT(a), 1) &&
@@ -325,6 +341,7 @@ next_thread:
     DISPATCH();
   CASE(EQ):
   CASE(NE): {
+    OPCODE_HERE();
     Value b = PEEK(0), a = PEEK(1);
     bool equal;
     if (IS_INT(a) && IS_INT(b)) {
@@ -352,6 +369,7 @@ next_thread:
       PEEK(0) = BOOL_VAL(AS_INT(a) cmp AS_INT(b));                                            \
       DISPATCH();                                                                             \
     }                                                                                         \
+    op = OP_##name;                                                                           \
     goto compare_slow;                                                                        \
   }                                                                                           \
   CASE(name##I): {                                                                            \
@@ -457,11 +475,13 @@ next_thread:
       }
     }
     ip--; /* back to the operand */
+    op = OP_CALL;
     goto call;
   }
   CASE(CALL_BIND):
   CASE(TAIL_CALL_BIND):
   CASE(TAIL_CALL):
+    OPCODE_HERE();
     CHECKPOINT();
   call: {
     int argc = READ_BYTE();
