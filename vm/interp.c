@@ -37,6 +37,7 @@
 #ifdef SIMVM_PROFILED
 #define INTERP_LOOP interp_loop_profiled
 #define PROFILE_INSTRUCTION() profile_instruction(vm, thread, frame, op)
+#define FUSE_BRANCH 0 /* the profile counts each JUMP_IF_FALSE where it is */
 
 /* Count the instruction about to run, by opcode and by the frame's call path
  * (found on the frame's first instruction: frames below always have theirs). */
@@ -54,6 +55,7 @@ static inline void profile_instruction(VM *vm, ObjThread *thread, CallFrame *fra
 #else
 #define INTERP_LOOP interp_loop_plain
 #define PROFILE_INSTRUCTION() ((void)0)
+#define FUSE_BRANCH 1
 SimStatus interp_loop_profiled(VM *vm);
 SimStatus interp_loop_plain(VM *vm);
 
@@ -160,6 +162,25 @@ SimStatus INTERP_LOOP(VM *vm) {
         RUNTIME_ERROR("stack overflow (%d nested %s)", THREAD_MAX_FRAMES, what);                       \
       LOAD_FRAME();                                                                                    \
     }                                                                                                  \
+  } while (0)
+/* A comparison's bool `result`, its `consumed` operands popped. When a
+ * JUMP_IF_FALSE follows (an `if` on the comparison), the plain loop takes
+ * the branch at once: no bool pushed, popped and checked, no dispatch. The
+ * jump still counts as an instruction, so step counts are the profiled
+ * loop's, which runs each instruction where it is. */
+#define CONDITION(result, consumed)                                  \
+  do {                                                               \
+    bool result_ = (result);                                         \
+    if (FUSE_BRANCH && *ip == OP_JUMP_IF_FALSE) {                    \
+      sp -= (consumed);                                              \
+      steps++;                                                       \
+      int offset_ = (ip[1] << 8) | ip[2];                            \
+      ip += result_ ? 3 : 3 + offset_;                               \
+      DISPATCH();                                                    \
+    }                                                                \
+    sp -= (consumed) - 1;                                            \
+    PEEK(0) = BOOL_VAL(result_);                                     \
+    DISPATCH();                                                      \
   } while (0)
 /* The limits' check, at every call and bind: once the instructions run
  * before this one reach stop_at, the run stops. vm_update_stop sets it for
@@ -351,34 +372,25 @@ next_thread:
       equal = value_equal_counted(a, b, &visited);
       if (visited > 1) vm_work(vm, visited);
     }
-    sp--;
-    PEEK(0) = BOOL_VAL(op == OP_EQ ? equal : !equal);
-    DISPATCH();
+    CONDITION(op == OP_EQ ? equal : !equal, 2);
   }
   CASE(EQI): {
     Value a = PEEK(0), k = INT_VAL((int8_t)READ_BYTE());
-    PEEK(0) = BOOL_VAL(IS_INT(a) ? AS_INT(a) == AS_INT(k) : value_equal(a, k));
-    DISPATCH();
+    CONDITION(IS_INT(a) ? AS_INT(a) == AS_INT(k) : value_equal(a, k), 1);
   }
   /* ints (and durations, which compare the same way) inline */
 #define COMPARE(name, cmp)                                                                    \
   CASE(name): {                                                                               \
     Value b = PEEK(0), a = PEEK(1);                                                           \
-    if (__builtin_expect(a.type == b.type && (IS_INT(a) || IS_DURATION(a)), 1)) {             \
-      sp--;                                                                                   \
-      PEEK(0) = BOOL_VAL(AS_INT(a) cmp AS_INT(b));                                            \
-      DISPATCH();                                                                             \
-    }                                                                                         \
+    if (__builtin_expect(a.type == b.type && (IS_INT(a) || IS_DURATION(a)), 1))               \
+      CONDITION(AS_INT(a) cmp AS_INT(b), 2);                                                  \
     op = OP_##name;                                                                           \
     goto compare_slow;                                                                        \
   }                                                                                           \
   CASE(name##I): {                                                                            \
     Value a = PEEK(0);                                                                        \
     int64_t k = (int8_t)READ_BYTE();                                                          \
-    if (__builtin_expect(IS_INT(a), 1)) {                                                     \
-      PEEK(0) = BOOL_VAL(AS_INT(a) cmp k);                                                    \
-      DISPATCH();                                                                             \
-    }                                                                                         \
+    if (__builtin_expect(IS_INT(a), 1)) CONDITION(AS_INT(a) cmp k, 1);                        \
     int order;                                                                                \
     STORE_FRAME();                                                                            \
     CHECK(ops_compare(vm, a, INT_VAL(k), &order));                                            \

@@ -200,6 +200,27 @@ static void test_counts_are_deterministic(void **state) {
   unit_vm_free(b);
 }
 
+/* The plain loop takes an `if` on a comparison in one step where the
+ * profiled loop runs the comparison and the JUMP_IF_FALSE apart: both count
+ * the same instructions, for every comparison (two operands and immediate),
+ * taken and not taken. */
+static void test_fused_branches_count_the_same(void **state) {
+  (void)state;
+  static const char *source =
+      "fn count(i, n, acc) = if i >= n then acc else count(i + 1, n, if i % 3 == 0 then acc + 1 else if i != 5 "
+      "then (if i < 4 then acc else if i <= 7 then acc + 2 else if i > 8 then acc + 3 else acc) else acc)\n"
+      "fn pairs(a, b) = (if a < b then 1 else 0) + (if a <= b then 10 else 0) + (if a > b then 100 else 0) + "
+      "(if a >= b then 1000 else 0) + (if a == b then 10000 else 0) + (if a != b then 100000 else 0)\n"
+      "main = { say(count(0, 20, 0)); say(pairs(1, 2)); say(pairs(2, 2)); say(pairs(3, 2)) }\n";
+  UnitVM *plain = unit_vm_new(), *profiled = profiled_vm(1);
+  assert_runs_with_output(plain, source, "32\n100011\n11010\n101100\n");
+  assert_runs_with_output(profiled, source, "32\n100011\n11010\n101100\n");
+  assert_true(vm_steps(plain->vm) > 300);
+  assert_int_equal(vm_steps(plain->vm), vm_steps(profiled->vm));
+  unit_vm_free(plain);
+  unit_vm_free(profiled);
+}
+
 static void test_folded_stacks(void **state) {
   (void)state;
   UnitVM *u = profiled_vm(1);
@@ -399,6 +420,7 @@ int main(void) {
       cmocka_unit_test(test_validator_rejects_bad_json),
       cmocka_unit_test(test_json_is_valid_and_adds_up),
       cmocka_unit_test(test_counts_are_deterministic),
+      cmocka_unit_test(test_fused_branches_count_the_same),
       cmocka_unit_test(test_folded_stacks),
       cmocka_unit_test(test_text_report),
       cmocka_unit_test(test_profile_keeps_its_prototypes),
