@@ -179,7 +179,9 @@ SimStatus bytecode_load(VM *vm, const char *name, const uint8_t *data, size_t si
       char *file = global ? get_string(&r, NULL) : NULL;
       int32_t line = (int32_t)get(&r, 4);
       if (global && file && !r.error[0]) {
-        if (length == 0 || arity < -1 || arity > 255) snprintf(r.error, sizeof r.error, "global %u is malformed", i);
+        if (length == 0) snprintf(r.error, sizeof r.error, "global %u has an empty name", i);
+        else if (arity < -1) snprintf(r.error, sizeof r.error, "global %u has arity %d, below -1 (not a function)", i, arity);
+        else if (arity > 255) snprintf(r.error, sizeof r.error, "global %u has arity %d, above 255", i, arity);
         else vm_declare_global(vm, obj_string(vm, global, (int)length), arity, vm_file_name(vm, file), line);
       }
       free(global);

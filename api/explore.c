@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "../vm/explore.h"
 #include "../base/options.h"
 
 void explore_options_init(ExploreOptions *options) {

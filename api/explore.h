@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../vm/explore.h"
+#include "../vm/vm.h"
 
 /* A run inside exploration stops after this many instructions unless
  * --max-steps says otherwise: a schedule may loop forever. */

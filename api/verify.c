@@ -53,12 +53,12 @@ static const char *check_operand(const VM *vm, const ObjProto *proto, uint8_t op
     case OPERAND_IMM:
       break;
     case OPERAND_SELF:
-      if (proto->kind != PROTO_FUNCTION || operand != proto->arity)
-        return "a self call that is not of this value function's arity";
+      if (proto->kind != PROTO_FUNCTION) return "a value function's self call in another kind of prototype";
+      if (operand != proto->arity) return "a self call that is not of this value function's arity";
       break;
     case OPERAND_SELF_ACTION:
-      if (proto->kind != PROTO_ACTION_FN || operand != proto->arity)
-        return "a self call that is not of this action function's arity";
+      if (proto->kind != PROTO_ACTION_FN) return "an action function's self call in another kind of prototype";
+      if (operand != proto->arity) return "a self call that is not of this action function's arity";
       break;
     case OPERAND_LOCAL:
       if (operand >= depth) return "a local slot beyond the stack";
@@ -77,24 +77,24 @@ static const char *check_operand(const VM *vm, const ObjProto *proto, uint8_t op
       if (next + operand > proto->chunk.count) return "a jump off the end of the code";
       break;
     case OPERAND_BUILTIN:
-      if (operand >= builtin_count || !builtin_is_action(&builtin_table[operand]))
-        return named(why, size, "%s of a builtin that is not an action", name);
+      if (operand >= builtin_count) return named(why, size, "%s of a builtin that does not exist", name);
+      if (!builtin_is_action(&builtin_table[operand])) return named(why, size, "%s of a builtin that is not an action", name);
       break;
     case OPERAND_NATIVE:
-      if (operand >= builtin_count || builtin_is_action(&builtin_table[operand]))
-        return named(why, size, "%s of a builtin that is an action, or none", name);
+      if (operand >= builtin_count) return named(why, size, "%s of a builtin that does not exist", name);
+      if (builtin_is_action(&builtin_table[operand])) return named(why, size, "%s of a builtin that is an action", name);
       break;
     case OPERAND_CONST:
       if (operand >= k->count) return "a constant out of range";
       if (IS_PROTO(k->values[operand])) return named(why, size, "%s of a prototype (only CLOSURE may use one)", name);
       break;
     case OPERAND_NAME:
-      if (operand >= k->count || !IS_STRING(k->values[operand]))
-        return named(why, size, "%s of a constant that is not a name", name);
+      if (operand >= k->count) return "a constant out of range";
+      if (!IS_STRING(k->values[operand])) return named(why, size, "%s of a constant that is not a name", name);
       break;
     case OPERAND_PROTO:
-      if (operand >= k->count || !IS_PROTO(k->values[operand]))
-        return named(why, size, "%s of a constant that is not a prototype", name);
+      if (operand >= k->count) return "a constant out of range";
+      if (!IS_PROTO(k->values[operand])) return named(why, size, "%s of a constant that is not a prototype", name);
       return check_captures(proto, AS_PROTO(k->values[operand]), depth, why, size);
   }
   return NULL;
@@ -145,7 +145,8 @@ bool verify_proto(VM *vm, const ObjProto *proto, bool top_level, char *error, si
       int pops = opcode_pops(op, operand);
       effect = opcode_effect(op, operand);
       int then = info->flags & OPF_THEN_BIND ? OP_BIND : info->flags & OPF_THEN_RETURN ? OP_RETURN : -1;
-      if (then >= 0 && (next >= n || chunk->code[next] != then)) {
+      if (then >= 0 && next >= n) why = named(why_text, sizeof why_text, "%s at the end of the code", info->name);
+      else if (then >= 0 && chunk->code[next] != then) {
         snprintf(why_text, sizeof why_text, "%s not followed by %s", info->name, opcode_info[then].name);
         why = why_text;
       } else {

@@ -24,7 +24,7 @@ objs=$(find build/obj -name '*.o' ! -name '*.switch.o' ! -path "$object" \
 lines=$(awk '
   { line[NR] = $0 }
   END {
-    reject = "why = \"|shape = \"|return \"|return named\\(|snprintf\\((why|error|r(\\.|->)error)|FAIL\\(r,"
+    reject = "why = \"|shape = \"|return \"|(return|why =) named\\(|snprintf\\((why|error|r(\\.|->)error)|FAIL\\(r,"
     for (i = 1; i <= NR; i++) {
       if (line[i] ~ /return check_captures\(/) print i
       else if (line[i] ~ /if \(/ && (line[i] ~ reject || (line[i] !~ /;[ \t]*$/ && line[i + 1] ~ reject))) print i

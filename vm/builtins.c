@@ -410,6 +410,10 @@ const Builtin builtin_table[] = {
 
 const int builtin_count = (int)(sizeof builtin_table / sizeof builtin_table[0]);
 
+/* ACTION and NATIVE name a builtin by a one-byte operand (vm/opcodes.def);
+ * 255 is left unused, so a test can name "no such builtin". */
+_Static_assert(BUILTIN_COUNT < 255, "a builtin's index fits the BUILTIN and NATIVE operands");
+
 const Builtin *builtin_find(const char *name) {
   for (int i = 0; i < builtin_count; i++)
     if (strcmp(builtin_table[i].name, name) == 0) return &builtin_table[i];

@@ -62,19 +62,6 @@ void events_dispatch(VM *vm, const Event *event) {
   for (int i = 0; i < vm->sink_count; i++) vm->sinks[i]->event(vm, vm->sink_states[i], event);
 }
 
-bool events_sink_exists(const char *name) {
-  for (int i = 0; i < SINK_TOTAL; i++)
-    if (strcmp(sinks[i]->name, name) == 0) return true;
-  return false;
-}
-
-void events_sink_names(Buffer *out) {
-  for (int i = 0; i < SINK_TOTAL; i++) {
-    if (i) buf_append(out, ", ", 2);
-    buf_append(out, sinks[i]->name, strlen(sinks[i]->name));
-  }
-}
-
 /* ---- how events read ---- */
 
 static const char *const mvar_ops[] = {[BLOCKED_TAKE] = "takeMVar", [BLOCKED_READ] = "readMVar",

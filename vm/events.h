@@ -7,8 +7,11 @@
  * timeline (--timeline), the profiler (--profile) and any other. A sink is
  * one file, vm/sink_NAME.c, defining `const EventSink sink_NAME`; the build
  * lists every such file in the registry (build/gen/sinks.h), so adding a
- * sink touches nothing else. Sinks write through the host's callbacks
- * (VMConfig), and render events with event_name() and event_detail(). */
+ * sink touches nothing else. Its start() decides from the configuration
+ * whether it runs; it writes through the host's callbacks (VMConfig,
+ * vm_write_trace), and renders events with event_name() and event_detail().
+ * (A sink with an output of its own also needs that output: a VMConfig
+ * callback, its simvm option, and its name in the trace-size report.) */
 #ifndef SIMVM_EVENTS_H
 #define SIMVM_EVENTS_H
 
@@ -93,12 +96,6 @@ void event_detail(VM *vm, const Event *event, Buffer *out);
 
 /* Append the event as the text trace shows it: name, separator, detail. */
 void event_text(VM *vm, const Event *event, Buffer *out);
-
-/* Whether a sink of that name exists (for --sink NAME=FILE). */
-bool events_sink_exists(const char *name);
-
-/* The names of the sinks, for messages: "json, profile, text, timeline". */
-void events_sink_names(Buffer *out);
 
 /* The timeline sink's (vm/sink_timeline.c): write the last run's timeline
  * ({"traceEvents": [...]}; open slices end at the current simulated time),

@@ -36,14 +36,8 @@
 
 #include "state.h"
 
-typedef enum {
-  EXPLORE_DEFAULT,     /* io-sim's schedule, decisions counted           */
-  EXPLORE_PCT,
-  EXPLORE_RANDOM,
-  EXPLORE_REPLAY,      /* the deviations given, the default elsewhere     */
-  EXPLORE_DFS,         /* depth-first, every choice within the bound      */
-  EXPLORE_EXHAUSTIVE   /* depth-first, pruned with sleep sets             */
-} ExploreStrategy;
+/* ExploreStrategy, Explorer, explore_run and explore_free are public:
+ * vm/vm.h. */
 
 /* One deviation from the default schedule. */
 typedef struct {
@@ -61,10 +55,7 @@ typedef struct {
   char why[256];       /* "at step 7 (0ns) thread 2 is not runnable ..." */
 } ReplayMismatch;
 
-typedef struct Explorer Explorer;
-
 Explorer *explore_new(VM *vm);
-void explore_free(Explorer *ex);
 
 /* ---- set up the next run ---- */
 
@@ -91,8 +82,6 @@ bool explore_dfs_next(Explorer *ex);
  * of main", when the VM's text trace is on. */
 void explore_mark_deviations(Explorer *ex, bool on);
 
-/* Run the program once with the explorer in charge (vm_run). */
-SimStatus explore_run(Explorer *ex);
 
 /* ---- after a run ---- */
 

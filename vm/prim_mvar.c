@@ -64,6 +64,16 @@ PrimResult prim_try_take_mvar(VM *vm, ObjThread *thread, Value *args, bool by_pr
   return prim_return_at_point(vm, thread, args, OBJ_VAL(some), &mvar->obj, true);
 }
 
+/* tryReadMVar: some(the value), leaving it there, or none; never waits. */
+PrimResult prim_try_read_mvar(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  (void)by_prelude;
+  Value value;
+  ObjMVar *mvar = AS_MVAR(args[0]);
+  if (!mvar_try_read(mvar, &value)) return prim_return_at_point(vm, thread, args, NONE_VAL, &mvar->obj, false);
+  ObjSome *some = obj_some(vm, value); /* value stays in the MVar, rooted by args[0] */
+  return prim_return_at_point(vm, thread, args, OBJ_VAL(some), &mvar->obj, false);
+}
+
 PrimResult prim_try_put_mvar(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   (void)by_prelude;
   ObjMVar *mvar = AS_MVAR(args[0]);

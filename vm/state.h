@@ -24,6 +24,13 @@
  *                                  exceptions); those helpers could move to
  *                                  show.c to make this one-way
  *   builtins.c <-> show.c          names and rendering (show.h)
+ *   sched.c  <-> explore.c         under exploration the scheduler asks the
+ *                                  explorer which thread runs (explore_pick)
+ *                                  and reports accesses; the explorer puts a
+ *                                  preempted thread back at the queue's front
+ *                                  (sched_enqueue when the ring must grow)
+ *                                  and names a deadlock outcome from the
+ *                                  scheduler's report (explore.h)
  * tools/layers.sh --cycles lists them from the objects' symbols. */
 #ifndef SIMVM_STATE_H
 #define SIMVM_STATE_H

@@ -96,6 +96,25 @@ void vm_config_init(VMConfig *config);
  * program (threads, timers, top-level values and statistics start anew). */
 SimStatus vm_run(VM *vm);
 
+/* Schedule exploration (vm/explore.h; docs/EXPLORE.md): an explorer,
+ * made by api/explore.h's setups, decides which thread runs at each
+ * scheduling point of a run. */
+typedef enum {
+  EXPLORE_DEFAULT,     /* io-sim's schedule, decisions counted           */
+  EXPLORE_PCT,
+  EXPLORE_RANDOM,
+  EXPLORE_REPLAY,      /* the deviations given, the default elsewhere     */
+  EXPLORE_DFS,         /* depth-first, every choice within the bound      */
+  EXPLORE_EXHAUSTIVE   /* depth-first, pruned with sleep sets             */
+} ExploreStrategy;
+
+typedef struct Explorer Explorer;
+
+/* Run the program once with the explorer in charge (vm_run). */
+SimStatus explore_run(Explorer *ex);
+
+void explore_free(Explorer *ex);
+
 /* Stop the running simulation at the next instruction boundary. Safe to
  * call from a signal handler (it only sets two fields). vm_run then returns:
  * for SIM_STOP_INTERRUPT and SIM_STOP_TERMINATE, SIM_INTERRUPTED, after

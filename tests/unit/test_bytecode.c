@@ -171,10 +171,11 @@ typedef struct {
   int flipped_arity;       /* index of a builtin whose arity is written wrong, or -1 */
   int renamed;             /* index of a builtin whose name is written wrong, or -1 */
   uint32_t globals, global_name_length, modules, key_length, nesting;
+  int32_t global_arity;    /* -1: not a function */
 } FileShape;
 
 static FileShape good(void) {
-  return (FileShape){1, (uint32_t)builtin_count, PROTO_BLOCK, 0, 2, 0, 0xffffffffu, 1, 2, 0, 0, -1, -1, 0, 1, 1, 5, 0};
+  return (FileShape){1, (uint32_t)builtin_count, PROTO_BLOCK, 0, 2, 0, 0xffffffffu, 1, 2, 0, 0, -1, -1, 0, 1, 1, 5, 0, -1};
 }
 
 static void put_proto(Bytes *b, const FileShape *s, uint32_t nesting) {
@@ -216,7 +217,7 @@ static Bytes file_of(const FileShape *s) {
   for (uint32_t i = 0; i < s->globals && i < 2; i++) {
     put_u32(&b, s->global_name_length);
     put(&b, "gg", s->global_name_length < 2 ? s->global_name_length : 2);
-    put_u32(&b, 0xffffffffu);
+    put_u32(&b, (uint32_t)s->global_arity);
     put_str(&b, "m.sim");
     put_u32(&b, 1);
   }
@@ -262,10 +263,20 @@ static void test_reader_rules(void **state) {
   s = good(), s.renamed = kind;
   snprintf(expected, sizeof expected, "p.simc: bad bytecode: builtin %d is 'bogus', this simvm's is 'exceptionKind' (recompile it)\n", kind);
   assert_load_message(s, expected);
+  s = good(), s.builtins = 4097;
+  assert_load_message(s, "p.simc: bad bytecode: a builtin count 4097 is out of range\n");
+  s = good(), s.line = 0x80000000u;
+  assert_load_message(s, "p.simc: bad bytecode: a line 2147483648 is out of range\n");
   s = good(), s.globals = 70000;
   assert_load_message(s, "p.simc: bad bytecode: a global count 70000 is out of range\n");
   s = good(), s.globals = 1, s.global_name_length = 0;
-  assert_load_message(s, "p.simc: bad bytecode: global 0 is malformed\n");
+  assert_load_message(s, "p.simc: bad bytecode: global 0 has an empty name\n");
+  s = good(), s.globals = 1, s.global_name_length = 2, s.global_arity = -2;
+  assert_load_message(s, "p.simc: bad bytecode: global 0 has arity -2, below -1 (not a function)\n");
+  s = good(), s.globals = 1, s.global_name_length = 2, s.global_arity = 256;
+  assert_load_message(s, "p.simc: bad bytecode: global 0 has arity 256, above 255\n");
+  s = good(), s.globals = 1, s.global_name_length = 2, s.global_arity = 255;
+  assert_load_message(s, "");
   s = good(), s.modules = 5000;
   assert_load_message(s, "p.simc: bad bytecode: a module count 5000 is out of range\n");
   s = good(), s.key_length = 1u << 29;

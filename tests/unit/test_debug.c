@@ -90,7 +90,7 @@ static void test_hand_made(void **state) {
   chunk_write(&p->chunk, 1, 2);
   chunk_write(&p->chunk, 44, 2);
   chunk_write(&p->chunk, OP_ACTION, 3);
-  chunk_write(&p->chunk, (uint8_t)builtin_count, 3); /* no such builtin: no comment */
+  chunk_write(&p->chunk, 255, 3); /* no such builtin (builtins.c asserts fewer): no comment */
   chunk_write(&p->chunk, OP_JUMP, 3);
   chunk_write(&p->chunk, 0x01, 3);
   chunk_write(&p->chunk, 0x00, 3); /* 256 forward */
@@ -106,7 +106,7 @@ static void test_hand_made(void **state) {
                     "  0000    1  CLOSURE             0    ; <block> (m.sim:4)\n"
                     "  0003    2  FIELD               1    ; \"x\\ty\"\n"
                     "  0006    |  FIELD             300\n"
-                    "  0009    3  ACTION             61\n"
+                    "  0009    3  ACTION            255\n"
                     "  0011    |  JUMP              256    ; to 0270\n"
                     "  0014    5  <bad opcode 255>\n"
                     "  0015    |  POP            \n"
@@ -116,7 +116,6 @@ static void test_hand_made(void **state) {
                     "  0000    4  UNIT           \n"
                     "  0001    |  RETURN         \n"
                     "\n");
-  assert_int_equal(builtin_count, 61);
   buf_free(&out);
   /* the truncated instruction ends the listing; the bad byte is one byte */
   assert_int_equal(debug_instruction(&out, p, 16, NULL), 18);

@@ -113,14 +113,18 @@ static void test_cut_off_instruction(void **state) {
 static void test_call_bind_then_bind(void **state) {
   VM *vm = ((UnitVM *)*state)->vm;
   assert_verdict(vm, FN(OP_GET_LOCAL, 1, OP_CALL_BIND, 0, OP_RETURN), "f (t.sim:1): CALL_BIND not followed by BIND at offset 2");
-  assert_verdict(vm, FN(OP_GET_LOCAL, 1, OP_CALL_BIND, 0), "f (t.sim:1): CALL_BIND not followed by BIND at offset 2");
+  assert_verdict(vm, FN(OP_GET_LOCAL, 1, OP_CALL_BIND, 0), "f (t.sim:1): CALL_BIND at the end of the code at offset 2");
+  /* the byte just past the end is a BIND, which must not count */
+  ObjProto *cut = make(vm, "f", &FN(OP_GET_LOCAL, 1, OP_CALL_BIND, 0, OP_BIND));
+  cut->chunk.count--;
+  assert_string_equal(verdict(vm, cut, false), "f (t.sim:1): CALL_BIND at the end of the code at offset 2");
   assert_verdict(vm, FN(OP_GET_LOCAL, 1, OP_CALL_BIND, 0, OP_BIND, OP_RETURN), "ok");
 }
 
 static void test_tail_bind_then_return(void **state) {
   VM *vm = ((UnitVM *)*state)->vm;
   assert_verdict(vm, FN(OP_GET_LOCAL, 1, OP_TAIL_BIND, OP_UNIT, OP_RETURN), "f (t.sim:1): TAIL_BIND not followed by RETURN at offset 2");
-  assert_verdict(vm, FN(OP_GET_LOCAL, 1, OP_TAIL_BIND), "f (t.sim:1): TAIL_BIND not followed by RETURN at offset 2");
+  assert_verdict(vm, FN(OP_GET_LOCAL, 1, OP_TAIL_BIND), "f (t.sim:1): TAIL_BIND at the end of the code at offset 2");
   assert_verdict(vm, FN(OP_GET_LOCAL, 1, OP_TAIL_BIND, OP_RETURN), "ok");
 }
 
@@ -129,7 +133,7 @@ static void test_action_of_an_action(void **state) {
   uint8_t show = (uint8_t)(builtin_find("show") - builtin_table), say = (uint8_t)(builtin_find("say") - builtin_table);
   assert_verdict(vm, FN(OP_GET_LOCAL, 1, OP_ACTION, show, OP_RETURN), "f (t.sim:1): ACTION of a builtin that is not an action at offset 2");
   assert_verdict(vm, FN(OP_GET_LOCAL, 1, OP_ACTION, (uint8_t)builtin_count, OP_RETURN),
-                 "f (t.sim:1): ACTION of a builtin that is not an action at offset 2");
+                 "f (t.sim:1): ACTION of a builtin that does not exist at offset 2");
   assert_verdict(vm, FN(OP_GET_LOCAL, 1, OP_ACTION, say, OP_RETURN), "ok");
 }
 
@@ -154,7 +158,7 @@ static void test_closure_of_a_prototype(void **state) {
   s.constant_count = 1;
   assert_verdict(vm, s, "f (t.sim:1): CLOSURE of a constant that is not a prototype at offset 0");
   s.constant_count = 0;
-  assert_verdict(vm, s, "f (t.sim:1): CLOSURE of a constant that is not a prototype at offset 0");
+  assert_verdict(vm, s, "f (t.sim:1): a constant out of range at offset 0");
   k[0] = OBJ_VAL(make(vm, "g", &FN(OP_UNIT, OP_RETURN)));
   s.constant_count = 1;
   assert_verdict(vm, s, "ok");
@@ -190,6 +194,11 @@ static void test_captures_of_upvalues(void **state) {
   assert_verdict(vm, s, "ok");
   s.upvalues = 1;
   assert_verdict(vm, s, "f (t.sim:1): CLOSURE of 'g': capture 0 copies upvalue 1 of 1 at offset 0");
+  /* an upvalue's index is not a stack slot: upvalue 2 of 3 with the stack 2 deep */
+  Shape deep = {PROTO_FUNCTION, 1, 4, 3, (const uint8_t[]){1, 1, 1, 1, 1, 1}, CODE(OP_CLOSURE, 0, 0, OP_RETURN), k, 1};
+  inner.captures = (const uint8_t[]){0, 2};
+  k[0] = OBJ_VAL(make(vm, "g", &inner));
+  assert_verdict(vm, deep, "ok");
   inner.captures = (const uint8_t[]){2, 0};
   k[0] = OBJ_VAL(make(vm, "g", &inner));
   assert_verdict(vm, s, "f (t.sim:1): CLOSURE of 'g': capture 0 has an unknown kind 2 at offset 0");
@@ -214,7 +223,7 @@ static void test_label_of_a_name(void **state) {
   s.constant_count = 1;
   assert_verdict(vm, s, "f (t.sim:1): LABEL_NEW of a constant that is not a name at offset 2");
   s.constant_count = 0;
-  assert_verdict(vm, s, "f (t.sim:1): LABEL_NEW of a constant that is not a name at offset 2");
+  assert_verdict(vm, s, "f (t.sim:1): a constant out of range at offset 2");
   k[0] = OBJ_VAL(obj_cstring(vm, "x"));
   s.constant_count = 1;
   assert_verdict(vm, s, "ok");
@@ -299,7 +308,9 @@ static void test_native_of_a_function(void **state) {
   assert_true(head >= 0 && delay >= 0);
   assert_verdict(vm, FN(OP_GET_LOCAL, 1, OP_NATIVE, (uint8_t)head, OP_RETURN), "ok");
   assert_verdict(vm, FN(OP_GET_LOCAL, 1, OP_NATIVE, (uint8_t)delay, OP_RETURN),
-                 "f (t.sim:1): NATIVE of a builtin that is an action, or none at offset 2");
+                 "f (t.sim:1): NATIVE of a builtin that is an action at offset 2");
+  assert_verdict(vm, FN(OP_GET_LOCAL, 1, OP_NATIVE, (uint8_t)builtin_count, OP_RETURN),
+                 "f (t.sim:1): NATIVE of a builtin that does not exist at offset 2");
 }
 
 /* A self call must match this prototype: a value function's CALL_SELF and
@@ -313,10 +324,16 @@ static void test_self_calls_match_the_prototype(void **state) {
   assert_verdict(vm, two, "f (t.sim:1): a self call that is not of this value function's arity at offset 5");
   assert_verdict(vm, FN(OP_GET_LOCAL, 1, OP_TAIL_SELF, 1), "ok");
   assert_verdict(vm, FN(OP_GET_LOCAL, 1, OP_TAIL_SELF_BIND, 1),
-                 "f (t.sim:1): a self call that is not of this action function's arity at offset 2");
+                 "f (t.sim:1): an action function's self call in another kind of prototype at offset 2");
   Shape action = FN(OP_GET_LOCAL, 1, OP_TAIL_SELF_BIND, 1);
   action.kind = PROTO_ACTION_FN;
   assert_verdict(vm, action, "ok");
+  Shape wrong = FN(OP_GET_LOCAL, 1, OP_UNIT, OP_TAIL_SELF_BIND, 2);
+  wrong.kind = PROTO_ACTION_FN;
+  assert_verdict(vm, wrong, "f (t.sim:1): a self call that is not of this action function's arity at offset 3");
+  action = FN(OP_GET_LOCAL, 1, OP_TAIL_SELF, 1);
+  action.kind = PROTO_ACTION_FN;
+  assert_verdict(vm, action, "f (t.sim:1): a value function's self call in another kind of prototype at offset 2");
 }
 
 int main(void) {
