@@ -59,8 +59,10 @@ PrimResult prim_try_take_mvar(VM *vm, ObjThread *thread, Value *args, bool by_pr
   Value value;
   ObjMVar *mvar = AS_MVAR(args[0]);
   if (!mvar_try_take(vm, mvar, &value)) return prim_return_at_point(vm, thread, args, NONE_VAL, &mvar->obj, true);
-  args[0] = value; /* rooted while some() allocates */
+  args[0] = value; /* rooted while some() allocates, and the MVar too: */
+  gc_push_root(vm, OBJ_VAL(mvar)); /* exploration records the access after */
   ObjSome *some = obj_some(vm, args[0]);
+  gc_pop_root(vm);
   return prim_return_at_point(vm, thread, args, OBJ_VAL(some), &mvar->obj, true);
 }
 
