@@ -38,6 +38,7 @@
 #define INTERP_LOOP interp_loop_profiled
 #define PROFILE_INSTRUCTION() profile_instruction(vm, thread, frame, op)
 #define FUSE_BRANCH 0 /* the profile counts each JUMP_IF_FALSE where it is */
+#define PROFILE_COUNT(stat) (vm->stats.stat++)
 
 /* Count the instruction about to run, by opcode and by the frame's call path
  * (found on the frame's first instruction: frames below always have theirs). */
@@ -56,6 +57,7 @@ static inline void profile_instruction(VM *vm, ObjThread *thread, CallFrame *fra
 #define INTERP_LOOP interp_loop_plain
 #define PROFILE_INSTRUCTION() ((void)0)
 #define FUSE_BRANCH 1
+#define PROFILE_COUNT(stat) ((void)0) /* counts only the profile reports */
 SimStatus interp_loop_profiled(VM *vm);
 SimStatus interp_loop_plain(VM *vm);
 
@@ -514,10 +516,10 @@ next_thread:
         DISPATCH();
       }
       if (run_now) {
-        vm->stats.binds++;
+        PROFILE_COUNT(binds);
         if (op == OP_CALL_BIND) {
           ip++; /* the body runs now: skip the BIND that follows */
-          vm->stats.stack_continuations++;
+          PROFILE_COUNT(stack_continuations);
         }
       }
       if (op == OP_TAIL_CALL || (op == OP_TAIL_CALL_BIND && run_now)) {
@@ -568,7 +570,7 @@ next_thread:
     DISPATCH();
   }
   CASE(TAIL_SELF_BIND):
-    vm->stats.binds++;
+    PROFILE_COUNT(binds);
     goto tail_self; /* the action function's body starts again */
   CASE(TAIL_SELF):
   tail_self: {
@@ -594,11 +596,11 @@ next_thread:
   CASE(BIND): {
     Value action;
     CHECKPOINT();
-    vm->stats.binds++;
+    PROFILE_COUNT(binds);
     if (!vm->optimize && frame->closure->proto->line > 0) {
       /* -O0, io-sim's strategy: the rest of this block becomes a heap
        * continuation, and a continuation frame takes this frame's place */
-      vm->stats.heap_continuations++;
+      PROFILE_COUNT(heap_continuations);
       STORE_FRAME();
       ObjContinuation *cont = obj_continuation(vm, frame->closure, ip, (int)(sp - 1 - slots), slots);
       action = PEEK(0);
@@ -610,7 +612,7 @@ next_thread:
       frame->profile_node = -1;
       constants = vm->resume_closure->proto->chunk.constants.values;
     } else {
-      vm->stats.stack_continuations++;
+      PROFILE_COUNT(stack_continuations);
     }
     if (thread->pending_count && sched_should_raise(thread)) {
       STORE_FRAME();
@@ -646,7 +648,7 @@ next_thread:
   }
   CASE(TAIL_BIND): {
     CHECKPOINT();
-    vm->stats.binds++;
+    PROFILE_COUNT(binds);
     /* A block replaces this frame, so a loop of tail binds runs in constant
      * stack. A primitive runs in this frame, which keeps its line for errors;
      * the RETURN after this opcode then returns its result. */

@@ -19,7 +19,9 @@
 typedef struct VM VM;
 typedef struct ObjThread ObjThread;
 
-/* Counters kept for every run, profiled or not. */
+/* A run's counters: all kept for every run, profiled or not, but the three
+ * bind counts, which only the profile reports and only the profiled loop
+ * keeps (vm/interp.c's PROFILE_COUNT). */
 typedef struct {
   uint64_t binds;               /* BIND, TAIL_BIND and CALL_BIND executed            */
   uint64_t stack_continuations; /* binds whose continuation is the frame left on the stack */
