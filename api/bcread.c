@@ -146,12 +146,12 @@ SimStatus bytecode_load(VM *vm, const char *name, const uint8_t *data, size_t si
   if (!r.error[0]) {
     r.p += 8;
     uint32_t version = (uint32_t)get(&r, 4);
-    uint32_t opt_level = (uint32_t)get(&r, 1);
+    uint32_t actions = (uint32_t)get(&r, 1); /* how the file was compiled; any VM runs either */
     if (!r.error[0] && version != bytecode_version())
       snprintf(r.error, sizeof r.error, "format version %08x, this simvm reads version %08x (recompile it with simc)",
                version, bytecode_version());
-    else if (!r.error[0] && opt_level > 1)
-      snprintf(r.error, sizeof r.error, "optimisation level %u is neither 0 nor 1", opt_level);
+    else if (!r.error[0] && actions > 1)
+      snprintf(r.error, sizeof r.error, "its actions byte %u is neither 0 (reified) nor 1 (direct)", actions);
   }
   /* the builtins must be this VM's, in the same order */
   if (!r.error[0] && get_count(&r, 4096, "a builtin count", &count)) {

@@ -33,7 +33,11 @@ static void put_proto(FILE *out, const ObjProto *proto) {
   put_cstring(out, proto->file);
   put_u32(out, (uint32_t)proto->line);
   put_u32(out, (uint32_t)proto->chunk.count);
-  fwrite(proto->chunk.code, 1, (size_t)proto->chunk.count, out);
+  /* as compiled: not what the VM put in for heap continuations */
+  uint8_t *code = xrealloc(NULL, (size_t)proto->chunk.count + 1);
+  vm_code_as_compiled(proto, code);
+  fwrite(code, 1, (size_t)proto->chunk.count, out);
+  free(code);
   for (int i = 0; i < proto->chunk.count; i++) put_u32(out, (uint32_t)proto->chunk.lines[i]);
   put_u32(out, (uint32_t)proto->chunk.constants.count);
   for (int i = 0; i < proto->chunk.constants.count; i++) {
@@ -63,7 +67,7 @@ static void put_proto(FILE *out, const ObjProto *proto) {
 bool bytecode_write(VM *vm, FILE *out) {
   fwrite(BYTECODE_MAGIC, 1, 8, out);
   put_u32(out, bytecode_version());
-  put_u8(out, vm->optimize ? 1 : 0);
+  put_u8(out, vm->direct_actions ? 1 : 0); /* how its actions were compiled */
   put_u32(out, (uint32_t)builtin_count);
   for (int i = 0; i < builtin_count; i++) {
     put_cstring(out, builtin_table[i].name);

@@ -2,7 +2,8 @@
  *
  * Layout, little-endian; every string is a u32 length and its bytes:
  *
- *   "SIMVMBC\0"  u32 version  u8 opt_level
+ *   "SIMVMBC\0"  u32 version  u8 actions (1: compiled with direct actions,
+ *                                        0: reified, --actions=reified or -O0)
  *   u32 n, n x (string name, u8 arity)          the builtins, in table order
  *   u32 n, n x (string name, i32 arity, string file, i32 line)   the globals
  *   u32 n, n x (string key, proto)               the modules, in load order

@@ -18,11 +18,18 @@
 #   about 20 steps (bench/explore), what sleep sets save against plain
 #   depth-first search on the three examples (the same outcomes found), and
 #   how soon pct finds the overdraft example.
+# - the A/B axes (docs/PROFILE.md "The A/B axes"): bench/ab/binds.sim under
+#   each of the four combinations of --actions and --continuations: time per
+#   run, the VM's binds (--profile-json), and machine instructions
+#   (callgrind, installed when run as root) and ns per bind of the program.
 # - each figure against bench/baseline.json, the last accepted run (make
 #   bench-accept copies this run's build/bench-latest.json there): a
 #   regression over 10% is flagged.
 # usage: bench/run.sh SIMVM [RESULTS.md]
+#        bench/run.sh --ab SIMVM   only the A/B table, printed (Markdown)
 set -u
+ab_only=false
+if [ "${1:-}" = --ab ]; then ab_only=true; shift; fi
 simvm=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 build=$(dirname "$simvm")
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,7 +40,11 @@ peakrss=$build/peakrss
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-if ! command -v lua5.4 >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+if ! command -v valgrind >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "installing valgrind for the A/B table's machine instructions ..." >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null 2>&1 || true
+fi
+if ! $ab_only && ! command -v lua5.4 >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "installing lua5.4 for the compute twins ..."
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq lua5.4 >/dev/null 2>&1 || true
 fi
@@ -76,6 +87,89 @@ bench() {
 
 # fmt US: a time in the unit that reads best
 fmt() { awk -v t="$1" 'BEGIN { if (t >= 10000) printf "%.1f ms", t / 1000; else if (t >= 100) printf "%.0f µs", t; else if (t >= 1) printf "%.2f µs", t; else printf "%.3f µs", t }'; }
+
+# The A/B axes: bench/ab/binds.sim, AB_N steps, under each combination.
+# A run's machine instructions are callgrind's count inside vm_run for two
+# runs less one (the load and the process's start cancel out). The VM's
+# binds differ between the two --actions (direct actions bind fewer
+# times), so every per-bind figure divides by the program's binds: the
+# VM's binds under --actions=reified, where each of the program's binds is
+# one. Fills abrows (the table) and abaxes (what each axis costs).
+AB_N=${AB_N:-20000}
+abrows=()
+abaxes=()
+ab_table() {
+  local combo actions conts name t binds heap ins ir
+  local -A ns_of ir_of
+  local program_binds
+  program_binds=$( (cd "$root/bench" && "$simvm" --actions=reified --profile-json "$tmp/ab.json" -q ab/binds.sim "$AB_N" >/dev/null 2>&1) &&
+                   sed -n 's/^  "binds": {"binds": \([0-9]*\),.*/\1/p' "$tmp/ab.json")
+  for combo in "direct stack" "direct heap" "reified stack" "reified heap"; do
+    read -r actions conts <<<"$combo"
+    name="--actions=$actions --continuations=$conts"
+    [ "$combo" = "direct stack" ] && name="$name (default)"
+    [ "$combo" = "reified heap" ] && name="$name (-O0)"
+    t=$(bench 11 -q --actions=$actions --continuations=$conts ab/binds.sim "$AB_N") || { failed=1; return; }
+    read -r tm _ _ _ ins _ <<<"$t"
+    (cd "$root/bench" && "$simvm" --actions=$actions --continuations=$conts --profile-json "$tmp/ab.json" -q ab/binds.sim "$AB_N" >/dev/null 2>&1)
+    binds=$(sed -n 's/^  "binds": {"binds": \([0-9]*\),.*/\1/p' "$tmp/ab.json")
+    heap=$(sed -n 's/^  "binds": .*"heap_continuations": \([0-9]*\)}.*/\1/p' "$tmp/ab.json")
+    ir="-"
+    if command -v valgrind >/dev/null 2>&1; then
+      local one two
+      one=$(cd "$root/bench" && valgrind --tool=callgrind --toggle-collect=vm_run --callgrind-out-file=/dev/null \
+              "$simvm" --repeat 1 -q --actions=$actions --continuations=$conts ab/binds.sim "$AB_N" 2>&1 >/dev/null | sed -n 's/.*Collected : //p')
+      two=$(cd "$root/bench" && valgrind --tool=callgrind --toggle-collect=vm_run --callgrind-out-file=/dev/null \
+              "$simvm" --repeat 2 -q --actions=$actions --continuations=$conts ab/binds.sim "$AB_N" 2>&1 >/dev/null | sed -n 's/.*Collected : //p')
+      ir=$(awk -v a="$one" -v b="$two" -v n="$program_binds" 'BEGIN { printf "%.1f", (b - a) / n }')
+    fi
+    local ns
+    ns=$(awk -v t="$tm" -v n="$program_binds" 'BEGIN { printf "%.1f", t * 1000 / n }')
+    ns_of[$combo]=$ns
+    ir_of[$combo]=$ir
+    figure["ab $actions $conts"]=$tm
+    abrows+=("| $name | $(fmt "$tm") | $ins | $binds | $heap | $ir | $ns |")
+    echo "  $name: $(fmt "$tm") per run, $binds binds ($heap on the heap), $ir machine instructions and $ns ns per bind" >&2
+  done
+  # what each axis costs per bind: the difference it makes with the other axis either way
+  local other
+  for other in stack heap; do
+    abaxes+=("| reified actions, with $other continuations | $(awk -v a="${ir_of[reified $other]}" -v b="${ir_of[direct $other]}" 'BEGIN { if (a == "-") print "-"; else printf "%+.1f", a - b }') | $(awk -v a="${ns_of[reified $other]}" -v b="${ns_of[direct $other]}" 'BEGIN { printf "%+.1f", a - b }') |")
+  done
+  for other in direct reified; do
+    abaxes+=("| heap continuations, with $other actions | $(awk -v a="${ir_of[$other heap]}" -v b="${ir_of[$other stack]}" 'BEGIN { if (a == "-") print "-"; else printf "%+.1f", a - b }') | $(awk -v a="${ns_of[$other heap]}" -v b="${ns_of[$other stack]}" 'BEGIN { printf "%+.1f", a - b }') |")
+  done
+  ab_binds=$program_binds
+}
+
+# The A/B section of RESULTS.md
+ab_markdown() {
+  echo "## The A/B axes (bench/ab/binds.sim)"
+  echo
+  echo "bench/ab/binds.sim with $AB_N steps ($ab_binds binds of the program: the VM's"
+  echo "binds under \`--actions=reified\`, where each is one) under the four combinations"
+  echo "of \`--actions\` and \`--continuations\` (docs/PROFILE.md, \"The A/B axes\"). Time:"
+  echo "the median wall time per run (\`--repeat 11\`); binds and heap continuations: the"
+  echo "VM's (\`--profile-json\`); per bind: a run's machine instructions (callgrind, in"
+  echo "vm_run) and its time, divided by the program's $ab_binds binds in every row."
+  echo
+  echo "| combination | time per run | VM instructions | VM binds | on the heap | machine instructions per bind | ns per bind |"
+  echo "| --- | --- | --- | --- | --- | --- | --- |"
+  printf '%s\n' "${abrows[@]}"
+  echo
+  echo "What each axis costs per bind of the program, with the other axis either way:"
+  echo
+  echo "| axis | machine instructions per bind | ns per bind |"
+  echo "| --- | --- | --- |"
+  printf '%s\n' "${abaxes[@]}"
+}
+
+if $ab_only; then
+  echo "the A/B axes:" >&2
+  ab_table
+  ab_markdown
+  exit $failed
+fi
 
 rows=()
 row() { # NAME RUNS ARGS...
@@ -162,6 +256,9 @@ for prog in fib loop closures lists; do
   crow+=("| $prog | $(fmt "$fcpu") | $fins | $(fmt "$sm") | $lua | $lratio | ≤ $limit | $met |")
   echo "  $prog: $(fmt "$fcpu") CPU per run (-O0 $(fmt "$sm") wall), Lua $lua: $lratio, target ≤ $limit: $met"
 done
+
+echo "the A/B axes (bench/ab/binds.sim):"
+ab_table 2>&1
 
 echo "schedule exploration (docs/EXPLORE.md):"
 # schedules per second: the best of three sweeps of 200,000 schedules of a
@@ -289,6 +386,8 @@ fi
   echo "| program | simvm (CPU) | instructions | simvm -O0 (wall) | Lua 5.4 (CPU) | simvm / Lua | target | met |"
   echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
   printf '%s\n' "${crow[@]}"
+  echo
+  ab_markdown
   echo
   echo "## Schedule exploration (docs/EXPLORE.md)"
   echo

@@ -21,8 +21,12 @@ static const char usage_text[] =
     "  --no-prelude   compile without the standard library (builtins only): a\n"
     "                 small program, for tests and fuzzing seeds\n"
     "  --sandbox      refuse imports outside the script's directory tree\n"
-    "  -O0            compile binds as io-sim does (see simvm --help)\n"
-    "  -O1, -O        the default\n"
+    "  --actions=reified  compile every action as a value that a bind then runs\n"
+    "                 (io-sim's free monad); the file records it\n"
+    "  --actions=direct   the default: statement-level actions compiled inline\n"
+    "  -O0            the same as --actions=reified (simvm chooses the\n"
+    "                 continuations when it runs the file: see simvm --help)\n"
+    "  -O1, -O        the default, --actions=direct\n"
     "  -h, --help     show this help\n"
     "  --version      show the version\n"
     "\n"
@@ -36,7 +40,7 @@ static void write_err(void *user, const char *text, size_t length) {
 
 int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
-  bool list = false, prelude = false, optimize = true, no_prelude = false, sandbox = false;
+  bool list = false, prelude = false, reify_actions = false, no_prelude = false, sandbox = false;
   const char *output = NULL;
   const char *path = NULL;
   for (int i = 1; i < argc; i++) {
@@ -63,10 +67,18 @@ int main(int argc, char **argv) {
       no_prelude = true;
     } else if (strcmp(arg, "--sandbox") == 0) {
       sandbox = true;
-    } else if (strcmp(arg, "-O0") == 0) {
-      optimize = false;
-    } else if (strcmp(arg, "-O1") == 0 || strcmp(arg, "-O") == 0) {
-      optimize = true;
+    } else if (strcmp(arg, "-O0") == 0 || strcmp(arg, "--actions=reified") == 0) {
+      reify_actions = true;
+    } else if (strcmp(arg, "-O1") == 0 || strcmp(arg, "-O") == 0 || strcmp(arg, "--actions=direct") == 0) {
+      reify_actions = false;
+    } else if (strncmp(arg, "--actions", 9) == 0 && (arg[9] == '\0' || arg[9] == '=')) {
+      fprintf(stderr, "simc: --actions takes =reified or =direct (--actions=reified), not '%s'\n"
+                      "Try 'simc --help' for more information.\n", arg);
+      return SIM_USAGE;
+    } else if (strncmp(arg, "--continuations", 15) == 0 && (arg[15] == '\0' || arg[15] == '=')) {
+      fprintf(stderr, "simc: %s chooses how a program runs, not how it is compiled: give it to simvm\n"
+                      "Try 'simc --help' for more information.\n", arg);
+      return SIM_USAGE;
     } else if (arg[0] == '-' && arg[1]) {
       fprintf(stderr, "simc: unknown option '%s'\nTry 'simc --help' for more information.\n", arg);
       return SIM_USAGE;
@@ -85,7 +97,7 @@ int main(int argc, char **argv) {
   vm_config_init(&config);
   config.write_error = write_err;
   config.program = "simc";
-  config.opt_level = optimize ? 1 : 0;
+  config.reify_actions = reify_actions;
   config.no_prelude = no_prelude;
   config.sandbox = sandbox;
   VM *vm = vm_new(&config);

@@ -42,11 +42,17 @@ static const char usage_text[] =
     "  --fail-on LIST     what else fails a run: uncaught (any thread dying of an\n"
     "                     uncaught exception, not a kill or cancel), limit (in\n"
     "                     --explore: a --max-... limit), or uncaught,limit\n"
-    "  -O0                bind as io-sim does: every action is built as a value,\n"
-    "                     and every bind copies the rest of its block to a heap\n"
-    "                     continuation; same output and trace, more work\n"
-    "  -O1, -O            the default: one-shot continuations stay on the\n"
-    "                     thread's stack; statement-level actions run inline\n"
+    "  -O0                bind as io-sim does: the same as --actions=reified\n"
+    "                     --continuations=heap; same output and trace, more work\n"
+    "  -O1, -O            the default: --actions=direct --continuations=stack\n"
+    "  --actions=reified  compile every action as a value that a bind then runs\n"
+    "                     (io-sim's free monad); a .simc keeps simc's choice\n"
+    "  --actions=direct   the default: statement-level actions compiled inline,\n"
+    "                     primitives as direct opcodes\n"
+    "  --continuations=heap   every bind copies the rest of its block to a heap\n"
+    "                     continuation (io-sim's >>=)\n"
+    "  --continuations=stack  the default: one-shot continuations stay on the\n"
+    "                     thread's stack\n"
     "  --profile          after the run, print a profile on stderr: instructions\n"
     "                     by opcode, function and thread, binds, scheduler, memory\n"
     "  --profile-json F   write the profile as JSON to file F (docs/PROFILE.md)\n"
@@ -325,7 +331,8 @@ int main(int argc, char **argv) {
   config.write_say = write_out;
   config.write_trace = write_out;
   config.write_error = write_err;
-  bool quiet = false, print_result = false, optimize = true, fail_on_limit = false;
+  bool quiet = false, print_result = false, fail_on_limit = false;
+  bool actions_given = false; /* --actions: only for a script, which is compiled here */
   const char *profile_json = NULL, *profile_folded = NULL, *timeline_path = NULL;
   uint64_t repeat = 0; /* 0: one plain run */
   ExploreOptions explore;
@@ -376,9 +383,18 @@ int main(int argc, char **argv) {
         return usage_error("--max-threads needs a positive whole number, not '%s'", argv[i]);
       config.max_threads = (int)n;
     } else if (strcmp(arg, "-O0") == 0) {
-      optimize = false;
+      config.reify_actions = config.heap_continuations = true;
     } else if (strcmp(arg, "-O1") == 0 || strcmp(arg, "-O") == 0) {
-      optimize = true;
+      config.reify_actions = config.heap_continuations = false;
+    } else if (strcmp(arg, "--actions=reified") == 0 || strcmp(arg, "--actions=direct") == 0) {
+      config.reify_actions = arg[10] == 'r';
+      actions_given = true;
+    } else if (strncmp(arg, "--actions", 9) == 0 && (arg[9] == '\0' || arg[9] == '=')) {
+      return usage_error("--actions takes =reified or =direct (--actions=reified), not '%s'", arg);
+    } else if (strcmp(arg, "--continuations=heap") == 0 || strcmp(arg, "--continuations=stack") == 0) {
+      config.heap_continuations = arg[16] == 'h';
+    } else if (strncmp(arg, "--continuations", 15) == 0 && (arg[15] == '\0' || arg[15] == '=')) {
+      return usage_error("--continuations takes =heap or =stack (--continuations=heap), not '%s'", arg);
     } else if (strcmp(arg, "--profile") == 0) {
       config.profile = true;
     } else if (strcmp(arg, "--profile-json") == 0 || strcmp(arg, "--profile-folded") == 0) {
@@ -511,8 +527,12 @@ int main(int argc, char **argv) {
   if (quiet || config.trace) config.write_say = NULL;
   if (quiet) config.trace = false;
 
-  config.opt_level = optimize ? 1 : 0;
   config.no_prelude = vm_is_bytecode_file(path); /* a compiled program carries its own */
+  /* a compiled program's actions were chosen by simc, and its file records
+   * them; the continuations are the run's, either way */
+  if (config.no_prelude && actions_given)
+    return usage_error("--actions chooses how a script is compiled: '%s' is compiled already (simc --actions=...)",
+                       path);
   if (trace_json_path) {
     trace_json_file = fopen(trace_json_path, "w");
     if (!trace_json_file) {

@@ -364,7 +364,7 @@ static void compile_stmts(Compiler *c, const NodeList *stmts, bool tail, Loc loc
  * returned from this frame). Statement-level forms are compiled inline. */
 static void compile_run_form(Compiler *c, const Expr *e, bool tail) {
   c->line = e->loc.line;
-  bool inline_forms = c->vm->optimize;
+  bool inline_forms = c->vm->direct_actions;
   switch (e->kind) {
     case EXPR_THEN:
       compile_run(c, e->as.then.left, false);

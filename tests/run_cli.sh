@@ -154,5 +154,33 @@ expect "simc list opcodes"   0 "  0000    3  DELAY_K             0    ; 1us" \
 expect "simc direct delay"   0 "  0003    |  POP            " \
   sh -c "'$simc' -l prog.sim | grep -A1 'DELAY_K' | tail -n 1"
 
+# the A/B axes (docs/PROFILE.md): --actions is compiled in, and recorded in
+# the bytecode file's byte 12; --continuations is the run's, with either code
+expect "help: actions"       0 "  --actions=reified  compile every action as a value that a bind then runs" \
+  sh -c "'$simvm' --help | grep '^  --actions=reified'"
+expect "help: continuations" 0 "  --continuations=heap   every bind copies the rest of its block to a heap" \
+  sh -c "'$simvm' --help | grep '^  --continuations=heap'"
+expect "actions value"       2 "simvm: --actions takes =reified or =direct (--actions=reified), not '--actions=fast'" "$simvm" --actions=fast hi.sim
+expect "actions bare"        2 "simvm: --actions takes =reified or =direct (--actions=reified), not '--actions'" "$simvm" --actions hi.sim
+expect "continuations value" 2 "simvm: --continuations takes =heap or =stack (--continuations=heap), not '--continuations=disk'" "$simvm" --continuations=disk hi.sim
+expect "continuations bare"  2 "simvm: --continuations takes =heap or =stack (--continuations=heap), not '--continuations'" "$simvm" --continuations hi.sim
+expect "simc actions value"  2 "simc: --actions takes =reified or =direct (--actions=reified), not '--actions=io'" "$simc" --actions=io prog.sim
+expect "simc continuations"  2 "simc: --continuations=heap chooses how a program runs, not how it is compiled: give it to simvm" "$simc" --continuations=heap prog.sim
+expect "simc actions byte"   0 "1 0 0 same" sh -c "'$simc' -o d.simc prog.sim && '$simc' --actions=reified -o r.simc prog.sim && '$simc' -O0 -o o.simc prog.sim && echo \$(od -An -tu1 -j12 -N1 d.simc) \$(od -An -tu1 -j12 -N1 r.simc) \$(od -An -tu1 -j12 -N1 o.simc) \$(cmp -s r.simc o.simc && echo same)"
+expect "simc reified list"   0 "0 DELAY_K, ACTIONs" sh -c "'$simc' --actions=reified -l prog.sim | grep -v '^function f' >r.list; echo \$(grep -c DELAY_K r.list) DELAY_K, \$(grep -q ' ACTION ' r.list && echo ACTIONs)"
+expect "actions of a .simc"  2 "simvm: --actions chooses how a script is compiled: 'd.simc' is compiled already (simc --actions=...)" "$simvm" --actions=direct d.simc
+# a reified file runs with either continuations: 3 binds, the one a heap
+# continuation can take (delay's) on the heap or on the stack
+expect "reified .simc, heap" 0 "1 binds 3 continuations 2 (on the thread's stack 1, on the heap 1)" \
+  sh -c "out=\$('$simvm' --continuations=heap --profile r.simc 2>r.err); echo \$out \$(grep -E '^  (binds|continuations)  ' r.err)"
+expect "reified .simc, stack" 0 "1 binds 3 continuations 2 (on the thread's stack 2, on the heap 0)" \
+  sh -c "out=\$('$simvm' --continuations=stack --profile r.simc 2>r.err); echo \$out \$(grep -E '^  (binds|continuations)  ' r.err)"
+# under direct actions a call's bind (g() as a statement) takes a heap
+# continuation too; each axis is set by the option last given for it
+printf 'fn g() {\n  delay(1us)\n  say("g")\n}\nmain = {\n  g()\n  say("x")\n}\n' >"$tmp/callbind.sim"
+expect "direct, heap"        0 "g x binds 2 continuations 2 (on the thread's stack 1, on the heap 1)" \
+  sh -c "out=\$('$simvm' --actions=direct --continuations=heap --profile callbind.sim 2>c.err); echo \$out \$(grep -E '^  (binds|continuations)  ' c.err)"
+expect "last option wins"    0 "same" sh -c "'$simvm' -O0 --actions=direct --profile-json a.json callbind.sim >/dev/null && '$simvm' --continuations=heap --profile-json b.json callbind.sim >/dev/null && '$simvm' --actions=reified --continuations=heap -O1 --profile-json c.json callbind.sim >/dev/null && grep '\"binds\"' a.json >a.b && grep '\"binds\"' b.json >b.b && grep '\"binds\"' c.json >c.b && cmp -s a.b b.b && ! cmp -s a.b c.b && echo same"
+
 echo "cli: $passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -97,7 +97,7 @@ for ex in overdraft lost_update dining; do
   [ "$ex" = dining ] && replay_status=4
   sed -n '/^the shrunk schedule.s trace/,$p' "$tmp/$ex.report" | tail -n +2 >"$tmp/$ex.trace"
   for bin in "$simvm" "$switch"; do
-    for opt in -O1 -O0; do
+    for opt in -O1 -O0 --actions=reified --continuations=heap; do
       (cd "$tmp" && "$bin" $opt --replay "$ex.schedule" --trace "$ex.sim" >"$tmp/out" 2>&1)
       got=$?
       if [ "$got" != "$replay_status" ]; then fail "$ex: replay $(basename "$bin") $opt" "exit $got"; continue; fi

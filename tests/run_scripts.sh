@@ -1,6 +1,6 @@
 #!/bin/bash
-# Script tests: every tests/lang/**/*.sim, examples/*.sim and
-# bench/compute/*.sim (but the modules in directories named imports, which
+# Script tests: every tests/lang/**/*.sim, examples/*.sim, bench/compute/*.sim
+# and bench/ab/*.sim (but the modules in directories named imports, which
 # other tests import) states what it expects in comments. An expectation is
 # a comment on the line of the statement that produces it, or on a line of
 # its own; either way they are read in file order:
@@ -19,9 +19,14 @@
 #   -- gc-stress-limit: S              that pass's time limit for it
 # Each script runs from its own directory (so messages name it plainly),
 # under a 10 s limit, with both dispatch loops (computed goto and switch),
-# with -O0 and compiled to a bytecode file; all must print the same. Then
-# every script runs twice with --trace: the traces must be byte-identical,
-# and equal under -O0. Last, io-sim's benchmark programs (bench/seed) must
+# under each of the four combinations of --actions (reified, direct) and
+# --continuations (heap, stack): the default, -O0 and the two mixed ones,
+# and compiled to a bytecode file; all must print the same. Then every
+# script runs twice with --trace: the traces must be byte-identical, and
+# equal under the other three combinations. (The combinations other than
+# the default run with the computed-goto build only: the dispatch loops
+# share every handler, and the switch build is checked with the default.)
+# Last, io-sim's benchmark programs (bench/seed) must
 # print exactly what io-sim's do, and their traces hold.
 #
 # With --gc-stress (make asan) each script instead runs once with
@@ -125,14 +130,17 @@ check_script() {
   cp "$tmp/out" "$tmp/reference"
   cp "$tmp/err" "$tmp/reference_err"
 
-  # the switch-dispatch build, the -O0 strategy and the program compiled to
-  # a bytecode file (simc -o) must all behave identically
-  local variant variants="switch O0"
+  # the switch-dispatch build, the other three combinations of the A/B
+  # axes and the program compiled to a bytecode file (simc -o) must all
+  # behave identically
+  local variant variants="switch O0 reified heap"
   [ "$expected_exit" != 3 ] && variants="$variants bytecode"
   for variant in $variants; do
     # shellcheck disable=SC2086
     if [ $variant = switch ]; then run "$simvm_switch" "$dir" $flags "$file" $args
     elif [ $variant = O0 ]; then run "$simvm" "$dir" -O0 $flags "$file" $args
+    elif [ $variant = reified ]; then run "$simvm" "$dir" --actions=reified --continuations=stack $flags "$file" $args
+    elif [ $variant = heap ]; then run "$simvm" "$dir" --actions=direct --continuations=heap $flags "$file" $args
     else
       if ! (cd "$dir" && "$simc" -o "$tmp/program.simc" "$file" 2>"$tmp/simc_err"); then
         fail "$name" "simc -o failed: $(head -1 "$tmp/simc_err")"
@@ -149,25 +157,29 @@ check_script() {
     fi
   done
 
-  # determinism: two traced runs byte-identical, and the same under -O0
+  # determinism: two traced runs byte-identical, and the same under the
+  # other three combinations of --actions and --continuations
   # shellcheck disable=SC2086
   run "$simvm" "$dir" $flags --trace "$file" $args; cp "$tmp/out" "$tmp/trace1"
   # shellcheck disable=SC2086
   run "$simvm" "$dir" $flags --trace "$file" $args; cp "$tmp/out" "$tmp/trace2"
-  # shellcheck disable=SC2086
-  run "$simvm" "$dir" $flags -O0 --trace "$file" $args; cp "$tmp/out" "$tmp/trace3"
   if ! cmp -s "$tmp/trace1" "$tmp/trace2"; then fail "$name" "trace differs between two runs"; return; fi
-  if ! cmp -s "$tmp/trace1" "$tmp/trace3"; then
-    fail "$name" "trace differs under -O0"
-    diff "$tmp/trace1" "$tmp/trace3" | head -6 | sed 's/^/    /'
-    return
-  fi
+  local combo
+  for combo in -O0 "--actions=reified --continuations=stack" "--actions=direct --continuations=heap"; do
+    # shellcheck disable=SC2086
+    run "$simvm" "$dir" $flags $combo --trace "$file" $args
+    if ! cmp -s "$tmp/trace1" "$tmp/out"; then
+      fail "$name" "trace differs under $combo"
+      diff "$tmp/trace1" "$tmp/out" | head -6 | sed 's/^/    /'
+      return
+    fi
+  done
   passed=$((passed + 1))
 }
 
 while IFS= read -r script; do
   check_script "$script"
-done < <(find "$root/tests/lang" "$root/examples" "$root/bench/compute" -name imports -prune -o -name '*.sim' -print | LC_ALL=C sort)
+done < <(find "$root/tests/lang" "$root/examples" "$root/bench/compute" "$root/bench/ab" -name imports -prune -o -name '*.sim' -print | LC_ALL=C sort)
 
 if $gc_stress; then
   echo "scripts with SIMVM_GC_STRESS=1: $passed passed, $failed failed"
@@ -238,7 +250,8 @@ check_seed "registerDelay --trace" "       0ns  main         retry: blocked on <
        1us  main         exit
 " --trace registerDelay.sim
 
-# and every trace is byte-identical run to run, and under -O0
+# and every trace is byte-identical run to run, and under the other three
+# combinations of --actions and --continuations
 for spec in "threadDelay.sim" "timeout_fail.sim" "timeout_succeed.sim" "timeout_race.sim" \
             "forkIO.sim 50" "forkIO.sim 250" "--max-time 20ms bottleneck.sim" "registerDelay.sim" "async.sim 50" \
             "async.sim 250"; do
@@ -248,8 +261,13 @@ for spec in "threadDelay.sim" "timeout_fail.sim" "timeout_succeed.sim" "timeout_
   run "$simvm" "$seed" --trace $spec; sum2=$(md5sum <"$tmp/out")
   # shellcheck disable=SC2086
   run "$simvm" "$seed" -O0 --trace $spec; sum3=$(md5sum <"$tmp/out")
-  if [ "$sum1" = "$sum2" ] && [ "$sum1" = "$sum3" ]; then passed=$((passed + 1))
-  else fail "bench/seed $spec" "trace differs between runs or under -O0"; fi
+  # shellcheck disable=SC2086
+  run "$simvm" "$seed" --actions=reified --continuations=stack --trace $spec; sum4=$(md5sum <"$tmp/out")
+  # shellcheck disable=SC2086
+  run "$simvm" "$seed" --actions=direct --continuations=heap --trace $spec; sum5=$(md5sum <"$tmp/out")
+  if [ "$sum1" = "$sum2" ] && [ "$sum1" = "$sum3" ] && [ "$sum1" = "$sum4" ] && [ "$sum1" = "$sum5" ]; then
+    passed=$((passed + 1))
+  else fail "bench/seed $spec" "trace differs between runs or under -O0 or a mixed --actions/--continuations"; fi
 done
 
 echo "scripts: $passed passed, $failed failed"

@@ -64,6 +64,38 @@ SimStatus interp_loop_plain(VM *vm);
 SimStatus interp_run(VM *vm) { return vm->profile ? interp_loop_profiled(vm) : interp_loop_plain(vm); }
 #endif
 
+/* CALL_BIND_HEAP: CALL_BIND under --continuations=heap. vm_place_continuations
+ * puts it in CALL_BIND's place, so that CALL_BIND never asks which
+ * continuations the run takes, and its work is here, out of the loop. A
+ * fused call and bind (f(args) as a statement, --actions=direct) of an
+ * action function copies the rest of the block (after the BIND that
+ * follows) to a heap continuation as BIND does, and the body runs above
+ * the continuation frame, with no action built. Any other callee is called
+ * as CALL_BIND calls it (CALL_BIND_AS_CALL: nothing done), and the BIND
+ * after it then takes the heap continuation. The frame is stored. */
+enum { CALL_BIND_DONE, CALL_BIND_AS_CALL, CALL_BIND_NO_STACK, CALL_BIND_NO_FRAME };
+static __attribute__((noinline)) int call_bind_heap(VM *vm, ObjThread *thread) {
+  CallFrame *frame = &thread->frames[thread->frame_count - 1];
+  int argc = frame->ip[0];
+  Value *sp = thread->sp, *slots = frame->slots, value = sp[-argc - 1];
+  if (!IS_FUNCTION_CLOSURE(value)) return CALL_BIND_AS_CALL;
+  ObjClosure *callee = AS_CLOSURE(value);
+  if (callee->proto->kind != PROTO_ACTION_FN || callee->proto->arity != argc) return CALL_BIND_AS_CALL;
+  PROFILE_COUNT(binds);
+  PROFILE_COUNT(heap_continuations);
+  frame->ip += 2; /* the operand and the BIND after it: where the continuation goes on */
+  ObjContinuation *cont = obj_continuation(vm, frame->closure, frame->ip, (int)(sp - argc - 1 - slots), slots);
+  memmove(slots + 1, sp - argc - 1, (size_t)(argc + 1) * sizeof(Value));
+  slots[0] = OBJ_VAL(cont);
+  thread->sp = slots + argc + 2;
+  frame->closure = vm->resume_closure;
+  frame->ip = vm->resume_closure->proto->chunk.code + 1; /* after its BIND */
+  frame->profile_node = -1;
+  if (!thread_reserve(vm, thread, callee->proto->max_slots)) return CALL_BIND_NO_STACK;
+  if (!thread_push_frame(vm, thread, callee, thread->sp - (argc + 1))) return CALL_BIND_NO_FRAME;
+  return CALL_BIND_DONE;
+}
+
 /* Whether comparison `op` holds for an ops_compare order (2, unordered: a
  * NaN, makes every comparison false). */
 static inline bool order_holds(OpCode op, int order) {
@@ -597,9 +629,10 @@ next_thread:
     Value action;
     CHECKPOINT();
     PROFILE_COUNT(binds);
-    if (!vm->optimize && frame->closure->proto->line > 0) {
-      /* -O0, io-sim's strategy: the rest of this block becomes a heap
-       * continuation, and a continuation frame takes this frame's place */
+    if (!vm->stack_continuations && frame->closure->proto->line > 0) {
+      /* --continuations=heap (-O0), io-sim's strategy: the rest of this block
+       * becomes a heap continuation, and a continuation frame takes this
+       * frame's place */
       PROFILE_COUNT(heap_continuations);
       STORE_FRAME();
       ObjContinuation *cont = obj_continuation(vm, frame->closure, ip, (int)(sp - 1 - slots), slots);
@@ -646,6 +679,20 @@ next_thread:
     }
     RUNTIME_ERROR("cannot run %s: it is not an action", value_type_name(action));
   }
+  CASE(CALL_BIND_HEAP): {
+    /* CALL_BIND under --continuations=heap: see call_bind_heap */
+    CHECKPOINT();
+    STORE_FRAME();
+    int done = call_bind_heap(vm, thread);
+    if (done == CALL_BIND_AS_CALL) {
+      op = OP_CALL_BIND;
+      goto call;
+    }
+    LOAD_FRAME();
+    if (done == CALL_BIND_NO_STACK) RUNTIME_ERROR("stack overflow");
+    if (done == CALL_BIND_NO_FRAME) RUNTIME_ERROR("stack overflow (%d nested calls)", THREAD_MAX_FRAMES);
+    DISPATCH();
+  }
   CASE(TAIL_BIND): {
     CHECKPOINT();
     PROFILE_COUNT(binds);
@@ -661,7 +708,7 @@ next_thread:
     goto run_action;
   }
   CASE(RESUME): {
-    /* -O0: the action bound by the continuation frame returned: rebuild the frame */
+    /* heap continuations: the action bound by the continuation frame returned: rebuild the frame */
     Value value = POP();
     ObjContinuation *cont = AS_CONTINUATION(slots[0]);
     sp = slots;

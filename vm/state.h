@@ -117,7 +117,12 @@ struct VM {
   struct Loader *loader;   /* the api layer's bookkeeping (api/api.h): the
                               modules' names, sources, sandbox; vm/ never
                               looks inside                                */
-  bool optimize;           /* one-shot continuations (default) vs -O0    */
+  bool stack_continuations; /* binds keep their frame on the thread's stack
+                              (default) or copy it to a heap continuation
+                              (config.heap_continuations): read by BIND    */
+  bool direct_actions;     /* the compiler inlines statement-level forms and
+                              primitives (default) or builds every action as
+                              a value (config.reify_actions)               */
   ObjClosure *entry_closure;    /* [BIND, THREAD_EXIT]: every thread's base frame */
   ObjClosure *timeout_closure;  /* the body of timeout(d, act)                    */
   ObjClosure *catch_closure;    /* the body of catch(act, handler)               */
@@ -127,7 +132,7 @@ struct VM {
   ObjClosure *prelude_mask;     /* code: their events are internal (their protos  */
   ObjClosure *prelude_atomically; /* are marked `prelude`: their events are internal) */
   ObjClosure *or_else_closure;  /* the body of orElse(a, b)                      */
-  ObjClosure *resume_closure;   /* -O0: [BIND, RESUME] stands for a heap continuation */
+  ObjClosure *resume_closure;   /* heap continuations: [BIND, RESUME] stands for a heap continuation */
   ObjException *retry_signal;   /* raised by retry(), caught by orElse/atomically */
   ObjException *thread_killed;  /* the ThreadKilled exception value               */
   int modules_run;         /* module_inits whose top level has run (the load) */
@@ -189,6 +194,16 @@ VM *vm_create(const VMConfig *config);
 /* Free the VM and everything it owns but config.user and `loader` (api/
  * frees that first). */
 void vm_destroy(VM *vm);
+
+/* Loaded code as this VM runs it: under heap continuations every CALL_BIND
+ * of `proto` and the prototypes in its constants becomes CALL_BIND_HEAP,
+ * so that CALL_BIND never asks which continuations the run takes (nothing
+ * to do with stack continuations). Every module's code comes through here
+ * (api_add_module); bytecode_write writes it as compiled. */
+void vm_place_continuations(VM *vm, ObjProto *proto);
+/* `proto`'s code as it was compiled (CALL_BIND for CALL_BIND_HEAP) into
+ * `code`, chunk.count bytes. */
+void vm_code_as_compiled(const ObjProto *proto, uint8_t *code);
 
 /* The VM's own copy of the file name `name`, made once and kept for the
  * VM's lifetime: what prototypes, globals and exceptions point at. */

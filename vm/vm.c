@@ -20,7 +20,6 @@ void vm_config_init(VMConfig *config) {
   config->max_time = -1;
   config->max_trace_size = (uint64_t)1 << 30;
   config->say_block = 64 * 1024;
-  config->opt_level = 1;
   config->program = "simvm";
 }
 
@@ -151,12 +150,50 @@ static ObjClosure *make_or_else(VM *vm) {
                   HANDLER, OP(OR_ELSE_CATCH), OP1(GET_LOCAL, 1), OP(BIND), OP(RETURN));
 }
 
-/* -O0's heap continuations: slot 0 holds the continuation; the bound action
+/* Heap continuations (--continuations=heap, -O0): slot 0 holds the continuation; the bound action
  * runs as if this frame had bound it, then RESUME rebuilds the frame (the
  * interpreter resumes such a frame just past the BIND, at offset 1). */
 static ObjClosure *make_resume(VM *vm) {
   int at[LABEL_COUNT];
   return ASSEMBLE(vm, "<continuation>", 3, 0, at, OP(BIND), OP(RESUME));
+}
+
+/* Every `from` opcode of the instructions some path of `chunk` reaches
+ * becomes `to` in `code` (the chunk's own code or a copy): a bytecode file
+ * may hold bytes no path reaches, which the verifier never read, so the
+ * instructions are found as the verifier walks them, not byte after byte.
+ * The opcodes have the same operand and flags. */
+static void replace_reachable(const Chunk *chunk, uint8_t *code, uint8_t from, uint8_t to) {
+  int n = chunk->count, pending = 0;
+  bool *seen = xrealloc(NULL, (size_t)n + 1);
+  int *work = xrealloc(NULL, (2 * (size_t)n + 1) * sizeof(int));
+  memset(seen, 0, (size_t)n + 1);
+  work[pending++] = 0;
+  while (pending) {
+    int at = work[--pending];
+    if (at >= n || seen[at]) continue;
+    seen[at] = true;
+    uint8_t op = chunk->code[at];
+    if (op >= OP_COUNT) continue; /* not verified code: nothing to follow */
+    if (code[at] == from) code[at] = to;
+    int next = at + opcode_size(op);
+    if (!(opcode_info[op].flags & OPF_ENDS)) work[pending++] = next;
+    if (opcode_info[op].operand == OPERAND_JUMP && next <= n) work[pending++] = next + opcode_operand(chunk->code + at);
+  }
+  free(seen);
+  free(work);
+}
+
+void vm_place_continuations(VM *vm, ObjProto *proto) {
+  if (vm->stack_continuations) return;
+  replace_reachable(&proto->chunk, proto->chunk.code, OP_CALL_BIND, OP_CALL_BIND_HEAP);
+  for (int i = 0; i < proto->chunk.constants.count; i++)
+    if (IS_PROTO(proto->chunk.constants.values[i])) vm_place_continuations(vm, AS_PROTO(proto->chunk.constants.values[i]));
+}
+
+void vm_code_as_compiled(const ObjProto *proto, uint8_t *code) {
+  memcpy(code, proto->chunk.code, (size_t)proto->chunk.count);
+  replace_reachable(&proto->chunk, code, OP_CALL_BIND_HEAP, OP_CALL_BIND);
 }
 
 VM *vm_create(const VMConfig *config) {
@@ -172,7 +209,8 @@ VM *vm_create(const VMConfig *config) {
   const char *stress = getenv("SIMVM_GC_STRESS");
   vm->gc_stress = stress && *stress && strcmp(stress, "0") != 0;
   gc_update_limit(vm);
-  vm->optimize = config->opt_level > 0;
+  vm->stack_continuations = !config->heap_continuations;
+  vm->direct_actions = !config->reify_actions;
   vm->result = vm->failure = UNIT_VAL;
   vm->main_action = UNDEFINED_VAL;
   table_init(&vm->strings);

@@ -75,8 +75,17 @@ typedef struct {
                             script that uses only builtins (simc --no-prelude) */
   bool sandbox;          /* imports only under the directory of the file
                             loaded first, by relative paths (--sandbox)     */
-  int opt_level;         /* 1 (default): inline statements, direct opcodes;
-                            0: io-sim's strategy, every action built and bound */
+  bool reify_actions;    /* compile every action as a value that a bind then
+                            runs, as io-sim's free monad does (--actions=reified);
+                            false (default): statement-level forms compiled inline,
+                            primitives as direct opcodes (--actions=direct).
+                            Recorded in bytecode files; -O0 sets it           */
+  bool heap_continuations; /* every bind copies the rest of its block to a heap
+                            continuation, as io-sim's >>= does
+                            (--continuations=heap); false (default): the frame
+                            stays on the thread's stack, one-shot
+                            (--continuations=stack). Works with code compiled
+                            either way; -O0 sets it                          */
   uint64_t seed;         /* the run's seed: main's stream of random numbers
                             (vm/random.h); simvm --seed N                  */
   const char *program;   /* prefix of messages not about a script line ("simvm") */
@@ -87,7 +96,7 @@ typedef struct {
 typedef struct VM VM;
 
 /* Defaults: no callbacks, no trace, no limits but a trace size of 1 GiB,
- * opt_level 1, no arguments. */
+ * direct actions and stack continuations, no arguments. */
 void vm_config_init(VMConfig *config);
 
 /* Run `main` from simulated time 0 until main ends, fails, deadlocks or hits

@@ -1,23 +1,25 @@
 /* Fuzz target: source text -> compile -> run (see fuzz.h for the bounds).
  *
  * The prelude is compiled and its top level run once per process (once
- * for each of -O1 and -O0); each input's program is kept young and rolled
+ * for each of the four combinations of --actions and --continuations: bit
+ * 4 of the hash alone picks the default or -O0, bit 5 the mixed ones); each input's program is kept young and rolled
  * back after its run (loader_rollback), so an input costs its own
  * compilation and run only. */
 #include "fuzz.h"
 
 #include "../../api/api.h"
 
-static VM *vms[2];
-static LoaderMark marks[2];
+static VM *vms[4];
+static LoaderMark marks[4];
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   uint32_t h = fuzz_hash(data, size);
-  int opt = (h >> 4) & 1;
+  int opt = (h >> 4) & 3;
   if (!vms[opt]) {
     VMConfig config;
     fuzz_config(&config);
-    config.opt_level = opt;
+    config.reify_actions = !(opt & 1);
+    config.heap_continuations = config.reify_actions ^ ((opt >> 1) & 1);
     config.sandbox = true;
     VM *vm = vms[opt] = vm_new(&config);
     if (!vm) abort(); /* the prelude did not compile */

@@ -64,6 +64,64 @@ static void test_round_trip(void **state) {
   free(data);
 }
 
+/* The opcodes `op` in `proto` and the prototypes in its constants. */
+static int count_op(const ObjProto *proto, uint8_t op) {
+  int n = 0;
+  for (int i = 0; i < proto->chunk.count; i += opcode_size(proto->chunk.code[i])) n += proto->chunk.code[i] == op;
+  for (int i = 0; i < proto->chunk.constants.count; i++)
+    if (IS_PROTO(proto->chunk.constants.values[i])) n += count_op(AS_PROTO(proto->chunk.constants.values[i]), op);
+  return n;
+}
+
+static int count_op_in_modules(VM *vm, uint8_t op) {
+  int n = 0;
+  for (int i = 0; i < vm->module_inits.count; i++) n += count_op(AS_CLOSURE(vm->module_inits.values[i])->proto, op);
+  return n;
+}
+
+static uint8_t *written(UnitVM *u, size_t *size) {
+  char *data = NULL;
+  FILE *out = open_memstream(&data, size);
+  assert_true(vm_write_bytecode(u->vm, out));
+  fclose(out);
+  return (uint8_t *)data;
+}
+
+/* Under heap continuations the VM runs CALL_BIND as CALL_BIND_HEAP, in
+ * code it compiled and in code it loaded, and writes the code as compiled:
+ * the file is the same byte for byte, and runs the same. */
+static void test_heap_continuations_round_trip(void **state) {
+  (void)state;
+  size_t size, heap_size, again_size;
+  uint8_t *data = compiled(&size);
+  VMConfig config;
+  vm_config_init(&config);
+  config.heap_continuations = true;
+  UnitVM *h = unit_vm_new_with(&config);
+  assert_int_equal(unit_load(h, program), SIM_OK);
+  assert_true(count_op_in_modules(h->vm, OP_CALL_BIND_HEAP) > 0);
+  assert_int_equal(count_op_in_modules(h->vm, OP_CALL_BIND), 0);
+  uint8_t *heap_data = written(h, &heap_size);
+  assert_int_equal(heap_size, size);
+  assert_memory_equal(heap_data, data, size);
+
+  UnitVM *u = bare_vm();
+  u->vm->stack_continuations = false; /* as config.heap_continuations makes it */
+  assert_int_equal(bytecode_load(u->vm, "p.simc", data, size), SIM_OK);
+  assert_true(count_op_in_modules(u->vm, OP_CALL_BIND_HEAP) > 0);
+  assert_int_equal(count_op_in_modules(u->vm, OP_CALL_BIND), 0);
+  uint8_t *again = written(u, &again_size);
+  assert_int_equal(again_size, size);
+  assert_memory_equal(again, data, size);
+  assert_int_equal(vm_run(u->vm), SIM_OK);
+  assert_string_equal(unit_text(&u->out), "[none, 1]\n55 #{x: 1.5, y: [1, 2]}\n");
+  unit_vm_free(u);
+  unit_vm_free(h);
+  free(again);
+  free(heap_data);
+  free(data);
+}
+
 /* Every prefix of the file is rejected as truncated (or as not bytecode). */
 static void test_truncated(void **state) {
   (void)state;
@@ -249,7 +307,7 @@ static void test_reader_rules(void **state) {
   FileShape s = good();
   assert_load_message(s, "");
   s = good(), s.opt_level = 2;
-  assert_load_message(s, "p.simc: bad bytecode: optimisation level 2 is neither 0 nor 1\n");
+  assert_load_message(s, "p.simc: bad bytecode: its actions byte 2 is neither 0 (reified) nor 1 (direct)\n");
   s = good(), s.builtins = 3;
   char expected[256];
   snprintf(expected, sizeof expected, "p.simc: bad bytecode: it was compiled for 3 builtins, this simvm has %d (recompile it)\n",
@@ -375,6 +433,7 @@ static void test_capture_beyond_the_stack(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_round_trip),
+      cmocka_unit_test(test_heap_continuations_round_trip),
       cmocka_unit_test(test_truncated),
       cmocka_unit_test(test_messages),
       cmocka_unit_test(test_random_damage),

@@ -410,7 +410,8 @@ static void test_label_only_constructor_binds(void **state) {
 /* -O0: every action is built as a value (ACTION) and bound (BIND). */
 static void test_O0_builds_and_binds_actions(void **state) {
   UnitVM *u = *state;
-  assert_int_equal(u->config.opt_level, 0);
+  assert_true(u->config.reify_actions);
+  assert_false(u->vm->direct_actions);
   ObjClosure *init = compile_ok(u, actions_source);
   const ObjProto *f = find_proto(init->proto, "f");
   assert_non_null(f);

@@ -207,7 +207,7 @@ static void test_O0_same_behaviour(void **state) {
   config.trace = true;
   SimStatus s1, s2;
   UnitVM *a = run_fresh(&config, busy_program, &s1);
-  config.opt_level = 0;
+  config.reify_actions = config.heap_continuations = true;
   UnitVM *b = run_fresh(&config, busy_program, &s2);
   assert_status(s1, SIM_OK, a);
   assert_status(s2, SIM_OK, b);
@@ -216,6 +216,44 @@ static void test_O0_same_behaviour(void **state) {
   assert_true(vm_steps(b->vm) > vm_steps(a->vm)); /* -O0 builds and binds every action */
   unit_vm_free(a);
   unit_vm_free(b);
+}
+
+/* The A/B axes are independent: each of the four combinations says and
+ * traces the same. --actions decides how many binds there are (reified:
+ * every action is bound), --continuations only where their continuations
+ * go: the same binds and continuations, on the heap (but the VM's own
+ * frames') or all on the thread's stack. */
+static void test_ab_axes_independent(void **state) {
+  (void)state;
+  UnitVM *runs[2][2]; /* [reify_actions][heap_continuations] */
+  for (int reify = 0; reify < 2; reify++)
+    for (int heap = 0; heap < 2; heap++) {
+      VMConfig config;
+      vm_config_init(&config);
+      config.trace = true;
+      config.reify_actions = reify;
+      config.heap_continuations = heap;
+      SimStatus status;
+      UnitVM *u = runs[reify][heap] = run_fresh(&config, busy_program, &status);
+      assert_status(status, SIM_OK, u);
+      assert_int_equal(u->vm->direct_actions, !reify);
+      assert_int_equal(u->vm->stack_continuations, !heap);
+      assert_text_equal(unit_text(&u->out), unit_text(&runs[0][0]->out));
+      assert_text_equal(unit_text(&u->trace), unit_text(&runs[0][0]->trace));
+    }
+  for (int reify = 0; reify < 2; reify++) {
+    const VMStats *stack = &runs[reify][0]->vm->stats, *heap = &runs[reify][1]->vm->stats;
+    assert_int_equal(heap->binds, stack->binds);
+    assert_int_equal(heap->heap_continuations + heap->stack_continuations, stack->stack_continuations);
+    assert_int_equal(stack->heap_continuations, 0);
+    assert_true(heap->heap_continuations > 0);
+    assert_true(heap->stack_continuations < heap->heap_continuations); /* the VM's own frames only */
+    /* each heap continuation is resumed by one more instruction (RESUME) */
+    assert_int_equal(vm_steps(runs[reify][1]->vm), vm_steps(runs[reify][0]->vm) + heap->heap_continuations);
+  }
+  assert_true(runs[1][0]->vm->stats.binds > runs[0][0]->vm->stats.binds);
+  for (int reify = 0; reify < 2; reify++)
+    for (int heap = 0; heap < 2; heap++) unit_vm_free(runs[reify][heap]);
 }
 
 /* max_steps: exactly the steps a run needs is enough; one fewer is the limit. */
@@ -387,6 +425,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_main_with_parameters, unit_setup_vm, unit_teardown_vm),
       cmocka_unit_test(test_steps_identical_across_runs),
       cmocka_unit_test(test_O0_same_behaviour),
+      cmocka_unit_test(test_ab_axes_independent),
       cmocka_unit_test(test_step_limit_boundary),
       cmocka_unit_test(test_step_limit_stops_busy_loop),
       cmocka_unit_test_setup_teardown(test_tail_recursion_constant_stack, unit_setup_vm, unit_teardown_vm),

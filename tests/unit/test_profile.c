@@ -112,7 +112,7 @@ static UnitVM *profiled_vm(int opt_level) {
   VMConfig config;
   vm_config_init(&config);
   config.profile = true;
-  config.opt_level = opt_level;
+  config.reify_actions = config.heap_continuations = opt_level == 0;
   return unit_vm_new_with(&config);
 }
 

@@ -101,6 +101,8 @@ static void test_vm_only_opcode(void **state) {
   VM *vm = ((UnitVM *)*state)->vm;
   assert_verdict(vm, FN(OP_TX_BEGIN, OP_UNIT, OP_RETURN), "f (t.sim:1): an opcode only the VM may use at offset 0");
   assert_verdict(vm, FN(OP_UNIT, OP_RESUME, OP_RETURN), "f (t.sim:1): an opcode only the VM may use at offset 1");
+  assert_verdict(vm, FN(OP_GET_LOCAL, 1, OP_CALL_BIND_HEAP, 0, OP_BIND, OP_RETURN),
+                 "f (t.sim:1): an opcode only the VM may use at offset 2");
 }
 
 static void test_cut_off_instruction(void **state) {

@@ -27,7 +27,8 @@ static void test_config_defaults(void **state) {
   assert_false(config.trace);
   assert_int_equal(config.max_steps, 0);
   assert_int_equal(config.max_time, -1);
-  assert_int_equal(config.opt_level, 1);
+  assert_false(config.reify_actions);
+  assert_false(config.heap_continuations);
   assert_null(config.argv);
   assert_int_equal(config.argc, 0);
 }

@@ -113,10 +113,11 @@ static inline UnitVM *unit_vm_new_with(const VMConfig *base) {
 
 static inline UnitVM *unit_vm_new(void) { return unit_vm_new_with(NULL); }
 
+/* opt_level 0: -O0 (reified actions, heap continuations); 1: the default. */
 static inline UnitVM *unit_vm_new_opt(int opt_level) {
   VMConfig config;
   vm_config_init(&config);
-  config.opt_level = opt_level;
+  config.reify_actions = config.heap_continuations = opt_level == 0;
   return unit_vm_new_with(&config);
 }
 
