@@ -231,6 +231,7 @@ static void test_ab_axes_independent(void **state) {
       VMConfig config;
       vm_config_init(&config);
       config.trace = true;
+      config.profile = true; /* the bind counts are the profiled loop's */
       config.reify_actions = reify;
       config.heap_continuations = heap;
       SimStatus status;
