@@ -141,8 +141,8 @@ SimStatus bytecode_load(VM *vm, const char *name, const uint8_t *data, size_t si
   Reader r = {vm, name, data, data + size, {0}, 0};
   vm->gc_paused++;
   uint32_t count;
-  if (!bytecode_is(data, size)) snprintf(r.error, sizeof r.error, "it does not start with the simvm bytecode signature");
-  else if (size < 8) snprintf(r.error, sizeof r.error, "the file is truncated");
+  if (size < 8 && memcmp(data, BYTECODE_MAGIC, size) == 0) snprintf(r.error, sizeof r.error, "the file is truncated");
+  else if (!bytecode_is(data, size)) snprintf(r.error, sizeof r.error, "it does not start with the simvm bytecode signature");
   if (!r.error[0]) {
     r.p += 8;
     uint32_t version = (uint32_t)get(&r, 4);

@@ -254,6 +254,13 @@ static void set_sandbox_root(VM *vm, const char *path) {
   free(dir);
 }
 
+/* A file named NAME.simc is read as bytecode whatever it holds, so that a
+ * truncated or damaged one is reported as bad bytecode, not as a script. */
+static bool named_bytecode(const char *path) {
+  size_t n = strlen(path);
+  return n >= 5 && strcmp(path + n - 5, ".simc") == 0;
+}
+
 SimStatus vm_load_file(VM *vm, const char *path) {
   set_sandbox_root(vm, path);
   char err[512];
@@ -262,7 +269,7 @@ SimStatus vm_load_file(VM *vm, const char *path) {
     vm_report(vm, "%s: %s\n", vm->config.program, err);
     return SIM_USAGE;
   }
-  if (bytecode_is((const uint8_t *)source->text, source->length)) {
+  if (bytecode_is((const uint8_t *)source->text, source->length) || named_bytecode(path)) {
     vm_begin_load(vm);
     SimStatus status = vm->config.no_prelude
                            ? bytecode_load(vm, path, (const uint8_t *)source->text, source->length)
@@ -275,6 +282,7 @@ SimStatus vm_load_file(VM *vm, const char *path) {
 }
 
 bool vm_is_bytecode_file(const char *path) {
+  if (named_bytecode(path)) return true;
   uint8_t head[8];
   FILE *file = fopen(path, "rb");
   if (!file) return false;

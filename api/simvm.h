@@ -32,7 +32,8 @@ SimStatus vm_load_file(VM *vm, const char *path);
 /* Same, from memory; `name` is used in diagnostics and for relative imports. */
 SimStatus vm_load_source(VM *vm, const char *name, const char *text, size_t length);
 
-/* Whether the file at `path` is a bytecode file (false if unreadable). */
+/* Whether the file at `path` is a bytecode file: named *.simc, or starting
+ * with the bytecode signature (false if unreadable). */
 bool vm_is_bytecode_file(const char *path);
 
 /* Write the loaded program as a bytecode file; false on a write error. */

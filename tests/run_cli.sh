@@ -136,6 +136,10 @@ expect "SIGTERM"             0 "143 simvm: terminated" \
   sh -c "timeout --preserve-status -s TERM 1 '$simvm' -q tick.sim 2>t.err; echo \$? \$(head -n 1 t.err | cut -c1-17)"
 printf 'SIMVMBC' >"$tmp/short.simc"
 expect "short bytecode"      3 "short.simc: bad bytecode: the file is truncated" "$simvm" short.simc
+printf 'SIM' >"$tmp/shorter.simc"
+expect "shorter bytecode"    3 "shorter.simc: bad bytecode: the file is truncated" "$simvm" shorter.simc
+printf 'main = say(1)\n' >"$tmp/script.simc"
+expect "script named .simc"  3 "script.simc: bad bytecode: it does not start with the simvm bytecode signature" "$simvm" script.simc
 mkdir -p "$tmp/box/lib" && printf 'import "lib/in.sim"\nimport "../shared.sim"\nmain = say(x + y)\n' >"$tmp/box/main.sim"
 printf 'x = 7\n' >"$tmp/box/lib/in.sim" && printf 'y = 1\n' >"$tmp/shared.sim"
 expect "import outside"      0 "8" "$simvm" box/main.sim

@@ -128,7 +128,8 @@ END {
     if (p[1] < p[2] && ((p[2], p[1]) in calls)) printf "vm/%s.c <-> vm/%s.c\n", p[1], p[2]
   }
 }' | LC_ALL=C sort >"$build/layers-cycles.txt"
-cat "$build/layers-cycles.txt"
+echo "layers: $(wc -l <"$build/layers-cycles.txt") pairs of vm/ files call each other (vm/state.h says why each may):"
+sed 's/^/  /' "$build/layers-cycles.txt"
 # each pair explained: a line of state.h's first comment with "<->" naming both
 explained=$(sed -n '1,/\*\//p' vm/state.h | grep -e '<->')
 unexplained=0
