@@ -143,6 +143,7 @@ static void mark_roots(VM *vm, GrayStack *gray) {
   mark_obj(gray, (Obj *)vm->resume_closure);
   mark_obj(gray, (Obj *)vm->retry_signal);
   mark_obj(gray, (Obj *)vm->thread_killed);
+  for (int i = 0; i < 3; i++) mark_obj(gray, (Obj *)vm->mask_strings[i]);
   mark_obj(gray, (Obj *)vm->main_thread);
   mark_obj(gray, (Obj *)vm->current);
   mark_value(gray, vm->result);

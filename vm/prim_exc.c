@@ -45,8 +45,10 @@ PrimResult prim_catch(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
 }
 
 /* The masking state named by a string, or -1. */
-static int mask_from_name(Value name) {
+static int mask_from_name(VM *vm, Value name) {
   if (!IS_STRING(name)) return -1;
+  for (int i = 0; i < 3; i++) /* most often one of getMaskingState's own strings */
+    if (AS_STRING(name) == vm->mask_strings[i]) return i;
   for (int i = 0; i < 3; i++)
     if (strcmp(AS_CSTRING(name), mask_names[i]) == 0) return i;
   return -1;
@@ -55,7 +57,7 @@ static int mask_from_name(Value name) {
 PrimResult prim_with_mask(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   /* the prelude passes the state it saved as an int: only 0 to 2 are states */
   int64_t given = IS_INT(args[0]) ? AS_INT(args[0]) : -1;
-  int state = given >= MASK_NONE && given <= MASK_UNINTERRUPTIBLE ? (int)given : mask_from_name(args[0]);
+  int state = given >= MASK_NONE && given <= MASK_UNINTERRUPTIBLE ? (int)given : mask_from_name(vm, args[0]);
   if (state < 0) {
     rt_error(vm, "withMaskingState needs \"Unmasked\", \"MaskedInterruptible\" or \"MaskedUninterruptible\"");
     return PRIM_ERROR;
@@ -70,8 +72,7 @@ PrimResult prim_with_mask(VM *vm, ObjThread *thread, Value *args, bool by_prelud
 
 PrimResult prim_get_mask(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   (void)by_prelude;
-  ObjString *name = obj_cstring(vm, mask_names[thread->mask]);
-  return prim_return(thread, args, OBJ_VAL(name));
+  return prim_return(thread, args, OBJ_VAL(vm->mask_strings[thread->mask]));
 }
 
 /* catch's handler: slot 2 holds the exception (any, a timeout's interrupt

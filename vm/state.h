@@ -135,6 +135,7 @@ struct VM {
   ObjClosure *resume_closure;   /* heap continuations: [BIND, RESUME] stands for a heap continuation */
   ObjException *retry_signal;   /* raised by retry(), caught by orElse/atomically */
   ObjException *thread_killed;  /* the ThreadKilled exception value               */
+  ObjString *mask_strings[3];   /* getMaskingState's results, made once (mask_names) */
   int modules_run;         /* module_inits whose top level has run (the load) */
   uint64_t load_steps;     /* instructions the load took                */
   Value main_action;       /* what a run's main thread runs; UNDEFINED until the first run */

@@ -238,7 +238,14 @@ void thread_id(Buffer *out, const ObjThread *thread) {
   int *numbers = depth <= 32 ? small : xrealloc(NULL, (size_t)depth * sizeof(int));
   int i = depth;
   for (const ObjThread *t = thread; t->parent; t = t->parent) numbers[--i] = t->child_number;
-  for (i = 0; i < depth; i++) buf_printf(out, i ? ".%d" : "%d", numbers[i]);
+  for (i = 0; i < depth; i++) {
+    /* by hand, not printf: every trace line and async label formats ids */
+    char digits[16], *d = digits + sizeof digits;
+    unsigned n = (unsigned)numbers[i];
+    do *--d = (char)('0' + n % 10); while (n /= 10);
+    if (i) *--d = '.';
+    buf_append(out, d, (size_t)(digits + sizeof digits - d));
+  }
   if (numbers != small) free(numbers);
 }
 

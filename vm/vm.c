@@ -11,6 +11,7 @@
 
 #include "memory.h"
 #include "interp.h"
+#include "prim.h"
 #include "sched.h"
 #include "stm.h"
 #include "state.h"
@@ -234,6 +235,7 @@ VM *vm_create(const VMConfig *config) {
   vm->resume_closure = make_resume(vm);
   vm->retry_signal = obj_exception(vm, EXC_RETRY, NULL);
   vm->thread_killed = obj_exception(vm, EXC_KILLED, NULL);
+  for (int i = 0; i < 3; i++) vm->mask_strings[i] = obj_cstring(vm, mask_names[i]);
   vm->gc_paused--;
   return vm;
 }
