@@ -15,6 +15,11 @@ endif
 PREFIX  ?= /usr/local
 BUILD   ?= build
 CFLAGS  ?= -O2 -g
+# Link-time optimisation for the three programs (inlining across vm/'s
+# files: the allocator and the scheduler into the loop); fat objects, so
+# the tests link the same objects without it, fast. LTO= turns it off.
+LTO     ?= -flto=auto -ffat-lto-objects
+NO_LTO  := $(if $(strip $(LTO)),-fno-lto)
 WARN    := -Wall -Wextra -Werror=implicit-function-declaration
 ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) -I$(BUILD)/gen -Ilang -Ivm $(EXTRA_CFLAGS)
 LDLIBS  := -lm
@@ -80,12 +85,12 @@ $(BUILD)/gen/prelude.c: stdlib/prelude.sim $(BUILD)/embed
 $(BUILD)/obj/%.o: %.c $(BUILD)/gen/parser.h $(BUILD)/gen/sinks.h
 	@mkdir -p $(dir $@)
 	$(SAY) CC $<
-	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+	$(Q)$(CC) $(ALL_CFLAGS) $(LTO) -MMD -MP -c -o $@ $<
 
 $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(BUILD)/gen/parser.h
 	@mkdir -p $(dir $@)
 	$(SAY) CC $<
-	$(Q)$(CC) $(ALL_CFLAGS) -Wno-unused-function -MMD -MP -c -o $@ $<
+	$(Q)$(CC) $(ALL_CFLAGS) $(LTO) -Wno-unused-function -MMD -MP -c -o $@ $<
 
 $(BUILD)/obj/%.switch.o: %.c $(BUILD)/gen/parser.h $(BUILD)/gen/sinks.h
 	@mkdir -p $(dir $@)
@@ -99,7 +104,7 @@ $(BUILD)/obj/gen/%.switch.o: $(BUILD)/gen/%.c $(BUILD)/gen/parser.h
 
 $(BUILD)/simvm: $(CORE_OBJ) $(BUILD)/obj/cli/simvm.o
 	$(SAY) LINK $@
-	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LTO) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/simvm-switch: $(SWITCH_OBJ) $(BUILD)/obj/cli/simvm.switch.o
 	$(SAY) LINK $@
@@ -107,14 +112,14 @@ $(BUILD)/simvm-switch: $(SWITCH_OBJ) $(BUILD)/obj/cli/simvm.switch.o
 
 $(BUILD)/simc: $(CORE_OBJ) $(BUILD)/obj/cli/simc.o
 	$(SAY) LINK $@
-	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LTO) -o $@ $^ $(LDLIBS)
 
 # ---- tests ----
 
 $(BUILD)/tests/%: tests/unit/%.c $(CORE_OBJ) tests/unit/unit.h
 	@mkdir -p $(dir $@)
 	$(SAY) CC $<
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(CORE_OBJ) -lcmocka $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(NO_LTO) -Itests/unit -o $@ $< $(CORE_OBJ) -lcmocka $(LDLIBS)
 
 unit-test: $(UNIT_TESTS)
 	@sh tests/run_unit.sh $(UNIT_TESTS)
@@ -147,7 +152,7 @@ FUZZ_SEEDS   := $(BUILD)/fuzz/seeds/.made
 $(BUILD)/fuzz/replay_%: tests/fuzz/%.c tests/fuzz/replay.c tests/fuzz/fuzz.h $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(SAY) CC '$< (replay)'
-	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< tests/fuzz/replay.c $(CORE_OBJ) $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(NO_LTO) -o $@ $< tests/fuzz/replay.c $(CORE_OBJ) $(LDLIBS)
 
 $(FUZZ_SEEDS): $(BUILD)/simc tests/fuzz/make_seeds.sh $(shell find tests/lang examples bench -name '*.sim' 2>/dev/null)
 	$(SAY) SEEDS $(BUILD)/fuzz/seeds
@@ -184,7 +189,7 @@ FUZZ_CC     ?= clang
 
 fuzz:
 	@sh tools/fuzzdeps.sh
-	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) CFLAGS="$(FUZZ_CFLAGS)" libfuzzer-targets
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) CFLAGS="$(FUZZ_CFLAGS)" LTO= libfuzzer-targets
 
 # Each target for FUZZ_SECONDS (60) on the seeds and the committed corpus;
 # any finding fails it (tests/fuzz/run.sh).
@@ -197,13 +202,13 @@ test: all layers unit-test script-test fuzz-replay
 # The same tests under AddressSanitizer and UndefinedBehaviorSanitizer, in
 # their own build tree, then the GC-stress pass of the script suite.
 asan test-asan:
-	$(MAKE) --no-print-directory BUILD=build/asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" test gc-stress-test
+	$(MAKE) --no-print-directory BUILD=build/asan LTO= CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" test gc-stress-test
 
 # Fault injection (tests/run_faults.sh): an ASan build whose allocation
 # funnel fails the Nth allocation; every N of several runs must end with the
 # out-of-memory message and exit status 70, with no sanitizer report.
 faultinject:
-	$(MAKE) --no-print-directory BUILD=build/fault CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" EXTRA_CFLAGS=-DSIMVM_FAULT_INJECTION build/fault/simvm build/fault/simc
+	$(MAKE) --no-print-directory BUILD=build/fault LTO= CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" EXTRA_CFLAGS=-DSIMVM_FAULT_INJECTION build/fault/simvm build/fault/simc
 	@bash tests/run_faults.sh build/fault
 
 # Times every benchmark program (never part of the tests): bench/RESULTS.md.

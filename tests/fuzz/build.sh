@@ -6,7 +6,7 @@
 # bison, libcmocka-dev and zip (the Makefile checks for them).
 cd "$(dirname "$0")/../.."
 build=${WORK:-/tmp}/simvm-build
-make -j"$(nproc)" BUILD="$build" CC="$CC" CFLAGS="$CFLAGS" "$build/libsimvm.a" "$build/simc"
+make -j"$(nproc)" BUILD="$build" CC="$CC" CFLAGS="$CFLAGS" LTO= "$build/libsimvm.a" "$build/simc"
 for target in fuzz_source fuzz_bytecode; do
   extra=()
   [ "$target" = fuzz_bytecode ] && extra=(tests/fuzz/bytecode_mutator.c)
