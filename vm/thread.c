@@ -8,6 +8,8 @@
 #include "random.h"
 #include "state.h"
 
+static void start_pooled(VM *vm, ObjThread *thread);
+
 ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   gc_push_root(vm, action);
   ObjThread *thread = (ObjThread *)gc_alloc(vm, sizeof(ObjThread), OBJ_THREAD);
@@ -22,6 +24,7 @@ ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   thread->frame_capacity = THREAD_INLINE_FRAMES;
   thread->frames = thread->inline_frames;
   thread->frame_count = 0;
+  if (!parent) start_pooled(vm, thread); /* main runs the program: it needs more */
   thread->state = THREAD_RUNNABLE;
   thread->blocked_on = BLOCKED_NONE;
   thread->delay_timer.set = false;
@@ -114,6 +117,18 @@ static void *grow(StackPool *pool, void *array, void *inline_array, int count, i
   void *moved = capacity == pooled ? pool_take(pool, (size_t)pooled * size) : xrealloc(NULL, (size_t)capacity * size);
   memcpy(moved, array, (size_t)count * size);
   return moved;
+}
+
+/* Main, which most often runs the whole program, starts on pooled stacks:
+ * growing out of the inline ones, copying and fixing the frames up, cost
+ * more than a tiny program's own work. */
+static void start_pooled(VM *vm, ObjThread *thread) {
+  thread->stack = thread->sp = pool_take(&vm->stack_pool, POOLED_STACK * sizeof(Value));
+  thread->stack_capacity = POOLED_STACK;
+  thread->frames = pool_take(&vm->frame_pool, POOLED_FRAMES * sizeof(CallFrame));
+  thread->frame_capacity = POOLED_FRAMES;
+  gc_account(vm, (ptrdiff_t)((POOLED_STACK - THREAD_INLINE_STACK) * sizeof(Value) +
+                             (POOLED_FRAMES - THREAD_INLINE_FRAMES) * sizeof(CallFrame)));
 }
 
 /* Give back an array that left the thread object. */

@@ -116,7 +116,7 @@ static void test_names(void **state) {
  * slot index, and the values are kept. */
 static void test_reserve_keeps_frames(void **state) {
   VM *vm = vm_of(state);
-  ObjThread *t = thread_new(vm, NULL, INT_VAL(0));
+  ObjThread *t = thread_new(vm, thread_new(vm, NULL, UNIT_VAL), INT_VAL(0)); /* forked: inline stacks */
   assert_int_equal(t->stack_capacity, THREAD_INLINE_STACK);
   assert_ptr_equal(t->stack, t->inline_stack); /* a new thread's stack is inside it */
   assert_true(thread_reserve(vm, t, 31));      /* 32: moves out of the object */
@@ -157,7 +157,7 @@ static void test_reserve_keeps_frames(void **state) {
 
 static void test_frame_growth_and_limit(void **state) {
   VM *vm = vm_of(state);
-  ObjThread *t = thread_new(vm, NULL, UNIT_VAL);
+  ObjThread *t = thread_new(vm, thread_new(vm, NULL, UNIT_VAL), UNIT_VAL); /* forked: inline frames */
   assert_int_equal(t->frame_capacity, THREAD_INLINE_FRAMES);
   assert_ptr_equal(t->frames, t->inline_frames);
   for (int i = 1; i < 4; i++) assert_true(thread_push_frame(vm, t, vm->entry_closure, t->stack));
@@ -209,7 +209,8 @@ static void test_pending_fifo(void **state) {
  * ends, and the next thread that outgrows its inline stacks takes them. */
 static void test_stacks_are_pooled(void **state) {
   VM *vm = vm_of(state);
-  ObjThread *t = thread_new(vm, NULL, UNIT_VAL);
+  ObjThread *parent = thread_new(vm, NULL, UNIT_VAL);
+  ObjThread *t = thread_new(vm, parent, UNIT_VAL);
   assert_true(thread_reserve(vm, t, 10));
   for (int i = 0; i < THREAD_INLINE_FRAMES; i++) assert_true(thread_push_frame(vm, t, vm->entry_closure, t->stack));
   Value *stack = t->stack;
@@ -218,7 +219,7 @@ static void test_stacks_are_pooled(void **state) {
   int pooled = vm->stack_pool.count;
   thread_release(vm, t);
   assert_int_equal(vm->stack_pool.count, pooled + 1);
-  ObjThread *u = thread_new(vm, NULL, UNIT_VAL);
+  ObjThread *u = thread_new(vm, parent, UNIT_VAL);
   assert_ptr_equal(u->stack, u->inline_stack);
   assert_true(thread_reserve(vm, u, 10));
   assert_ptr_equal(u->stack, stack);
@@ -229,6 +230,19 @@ static void test_stacks_are_pooled(void **state) {
   assert_true(thread_reserve(vm, u, 100));
   thread_release(vm, u);
   assert_int_equal(vm->stack_pool.count, pooled);
+  /* main starts on pooled stacks (it most often runs the whole program),
+   * and gives them back */
+  thread_release(vm, parent);
+  int stacks = vm->stack_pool.count, frame_arrays = vm->frame_pool.count;
+  ObjThread *main_thread = thread_new(vm, NULL, UNIT_VAL);
+  assert_int_equal(main_thread->stack_capacity, 32);
+  assert_true(main_thread->stack != main_thread->inline_stack);
+  assert_true(main_thread->frames != main_thread->inline_frames);
+  assert_int_equal(vm->stack_pool.count, stacks - 1);
+  assert_int_equal(vm->frame_pool.count, frame_arrays - 1);
+  thread_release(vm, main_thread);
+  assert_int_equal(vm->stack_pool.count, stacks);
+  assert_int_equal(vm->frame_pool.count, frame_arrays);
 }
 
 static void test_release(void **state) {
