@@ -241,7 +241,7 @@ for prog in fib loop closures lists; do
   limit=1.0
   [ "$prog" = lists ] && limit=0.7
   if command -v lua5.4 >/dev/null 2>&1; then
-    expected=$(sed -n 's/^-- expect: //p' "$root/bench/compute/$prog.sim")
+    expected=$(sed -n 's/.*-- expect: //p' "$root/bench/compute/$prog.sim")
     got=$(cd "$root/bench/compute" && lua5.4 twin.lua "$prog.lua" 10 2>"$tmp/lua")
     if [ "$got" != "$expected" ]; then
       echo "FAILED: the Lua twin of $prog printed $got, not $expected" >&2
