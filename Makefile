@@ -169,10 +169,12 @@ fuzz-replay: $(patsubst %,$(BUILD)/fuzz/replay_%,$(FUZZ_TARGETS)) $(FUZZ_SEEDS)
 
 # libFuzzer targets, in their own build tree (make fuzz)
 $(BUILD)/fuzz/fuzz_source: tests/fuzz/fuzz_source.c tests/fuzz/fuzz.h $(CORE_OBJ)
+	@mkdir -p $(dir $@)
 	$(SAY) LINK $@
 	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $< $(CORE_OBJ) $(LDLIBS)
 
 $(BUILD)/fuzz/fuzz_bytecode: tests/fuzz/fuzz_bytecode.c tests/fuzz/bytecode_mutator.c tests/fuzz/fuzz.h $(CORE_OBJ)
+	@mkdir -p $(dir $@)
 	$(SAY) LINK $@
 	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $< tests/fuzz/bytecode_mutator.c $(CORE_OBJ) $(LDLIBS)
 

@@ -20,6 +20,8 @@ static uint32_t hash_int(uint32_t h, int n) {
 }
 
 uint32_t bytecode_version(void) {
+  static uint32_t version; /* the tables are constant: hash them once */
+  if (version) return version;
   uint32_t h = 2166136261u;
   h = hash_int(h, BYTECODE_LAYOUT);
   h = hash_int(h, OP_COUNT);
@@ -38,7 +40,7 @@ uint32_t bytecode_version(void) {
     h = hash_int(h, b->arity);
     h = hash_text(h, b->op >= 0 ? opcode_info[b->op].name : "");
   }
-  return h;
+  return version = h ? h : 1;
 }
 
 /* A file that begins with the signature's seven letters and either ends

@@ -8,6 +8,7 @@
 #include "fuzz.h"
 
 #include "../../api/api.h"
+#include "../../vm/memory.h"
 
 static VM *vms[4];
 static LoaderMark marks[4];
@@ -39,5 +40,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fuzz_write_outputs(vm);
   }
   loader_rollback(vm, &marks[opt]);
+  /* a program that did not compile, or whose top level failed, has no run
+   * to discard: its objects stay young until a collection. Free them now,
+   * so that an input frees what it allocates and libFuzzer's leak check
+   * (run after any input that does not) stays rare */
+  gc_free_young(vm);
   return 0;
 }
