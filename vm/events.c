@@ -105,7 +105,7 @@ void event_detail(VM *vm, const Event *event, Buffer *out) {
       }
       break;
     case EV_DIED:
-      unwind_show_one_line(out, event->value, TRACE_SHOW_LIMIT);
+      value_show_line(out, event->value, true, TRACE_SHOW_LIMIT);
       break;
     case EV_TIMEOUT_NOW:
       buf_append(out, "0ns: timed out at once", 22);

@@ -812,23 +812,6 @@ ObjThread *explore_pick(VM *vm, ObjThread *head) {
 
 #define DESCRIBE_LIMIT 300 /* bytes of a value in a description */
 
-/* `value` as show gives it (strings quoted), on one line, cut after
- * DESCRIBE_LIMIT bytes. */
-static void show_line(Buffer *out, Value value, bool quote) {
-  Buffer text;
-  buf_init(&text);
-  bool complete = value_show_bounded(&text, value, quote, DESCRIBE_LIMIT);
-  size_t length = text.length < DESCRIBE_LIMIT ? text.length : DESCRIBE_LIMIT;
-  for (size_t i = 0; i < length; i++) {
-    unsigned char c = (unsigned char)text.data[i];
-    if (c == '\n') buf_append(out, "\\n", 2);
-    else if (c < 0x20 || c == 0x7f) buf_printf(out, "\\x%02x", c);
-    else buf_append(out, (const char *)&c, 1);
-  }
-  if (!complete || text.length > DESCRIBE_LIMIT) buf_append(out, "...", 3);
-  buf_free(&text);
-}
-
 /* A deadlock in one line: its first wait-for cycle, else what each thread
  * waits on ("main is blocked in takeMVar on <mvar m> at x.sim:4; ..."). */
 static void describe_deadlock(VM *vm, Buffer *out) {
@@ -863,7 +846,7 @@ bool explore_describe(VM *vm, SimStatus status, bool fail_on_limit, const char *
     case SIM_OK:
       *kind = "pass";
       buf_printf(out, "main returned ");
-      show_line(out, vm->result, true);
+      value_show_line(out, vm->result, true, DESCRIBE_LIMIT);
       return false;
     case SIM_DEADLOCK:
       *kind = "deadlock";
@@ -910,7 +893,7 @@ bool explore_describe(VM *vm, SimStatus status, bool fail_on_limit, const char *
     *kind = e->kind == EXC_ASSERT ? "assertion" : "error";
     if (e->where) buf_printf(out, "%s: ", e->where->chars);
     buf_printf(out, "%s: ", e->kind == EXC_ASSERT ? "assertion failed" : "runtime error");
-    show_line(out, OBJ_VAL(e->message), false);
+    value_show_line(out, OBJ_VAL(e->message), false, DESCRIBE_LIMIT);
     return true;
   }
   *kind = "uncaught";
@@ -920,7 +903,7 @@ bool explore_describe(VM *vm, SimStatus status, bool fail_on_limit, const char *
     thread_name(out, thread);
   }
   buf_printf(out, " died: uncaught ");
-  show_line(out, exc, true);
+  value_show_line(out, exc, true, DESCRIBE_LIMIT);
   if (thread->raise_file) buf_printf(out, " at %s:%d", thread->raise_file, thread->raise_line);
   return true;
 }

@@ -108,6 +108,22 @@ typedef struct {
 
 void value_show(Buffer *buf, Value value, bool quote) { value_show_bounded(buf, value, quote, SIZE_MAX); }
 
+void value_show_line(Buffer *out, Value value, bool quote, size_t limit) {
+  Buffer text;
+  buf_init(&text);
+  bool complete = value_show_bounded(&text, value, quote, limit);
+  size_t length = text.length < limit ? text.length : limit;
+  for (size_t i = 0; i < length; i++) {
+    unsigned char c = (unsigned char)text.data[i];
+    if (c == '\n') buf_append(out, "\\n", 2);
+    else if (c < 0x20 || c == 0x7f) buf_printf(out, "\\x%02x", c);
+    else buf_append(out, (const char *)&c, 1);
+  }
+  if (!complete || text.length > limit) buf_append(out, "...", 3);
+  if (!out->data) buf_append(out, "", 0);
+  buf_free(&text);
+}
+
 /* Iterative, with an explicit stack, so deeply nested values cannot
  * overflow the C stack; it stops once the text passes `limit` bytes. */
 bool value_show_bounded(Buffer *buf, Value value, bool quote, size_t limit) {

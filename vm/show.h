@@ -20,6 +20,11 @@ void value_show(Buffer *buf, Value value, bool quote);
 /* The same, stopping soon after the text passes `limit` bytes (a value that
  * shares its parts can be far larger shown than in memory); false if cut. */
 bool value_show_bounded(Buffer *buf, Value value, bool quote, size_t limit);
+/* `value` as show renders it, on one line (line breaks and other control
+ * bytes escaped) and at most `limit` bytes of it, then "...": a report stays
+ * one line whatever the value, even one whose rendering, sharing its parts,
+ * would take more memory than there is. For traces, reports, outcomes. */
+void value_show_line(Buffer *out, Value value, bool quote, size_t limit);
 /* Format a duration with the largest unit that is exact: "1500us", "2ms". */
 void duration_show(Buffer *buf, int64_t ns);
 

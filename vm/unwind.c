@@ -67,26 +67,6 @@ bool unwind_death_fails_run(VM *vm, Value exc) {
 
 #define DEATH_SHOW_LIMIT 200    /* bytes of the exception in a death report */
 
-/* `exc` as show renders it (strings quoted), on one line (line breaks and
- * other control bytes escaped) and at most `limit` bytes, then "...": the
- * report stays one line whatever the value, even one whose rendering,
- * sharing its parts, would take more memory than there is. */
-void unwind_show_one_line(Buffer *out, Value exc, size_t limit) {
-  Buffer text;
-  buf_init(&text);
-  bool complete = value_show_bounded(&text, exc, true, limit);
-  size_t length = text.length < limit ? text.length : limit;
-  for (size_t i = 0; i < length; i++) {
-    unsigned char c = (unsigned char)text.data[i];
-    if (c == '\n') buf_append(out, "\\n", 2);
-    else if (c < 0x20 || c == 0x7f) buf_printf(out, "\\x%02x", c);
-    else buf_append(out, (const char *)&c, 1);
-  }
-  if (!complete || text.length > limit) buf_append(out, "...", 3);
-  if (!out->data) buf_append(out, "", 0);
-  buf_free(&text);
-}
-
 /* The thread ends with an exception nobody caught. */
 static void thread_died(VM *vm, ObjThread *thread, Value exc) {
   Buffer name_text;
@@ -95,7 +75,7 @@ static void thread_died(VM *vm, ObjThread *thread, Value exc) {
   const char *name = buf_text(&name_text);
   Buffer text;
   buf_init(&text);
-  unwind_show_one_line(&text, exc, TRACE_SHOW_LIMIT);
+  value_show_line(&text, exc, true, TRACE_SHOW_LIMIT);
   vm_work(vm, name_text.length + text.length); /* an id is as long as the fork tree is deep */
   vm_event(vm, .kind = EV_DIED, .thread = thread, .value = exc);
   Buffer when;
@@ -117,7 +97,7 @@ static void thread_died(VM *vm, ObjThread *thread, Value exc) {
     Buffer report;
     buf_init(&report);
     buf_printf(&report, "simvm: thread %s at %s: uncaught ", name, when.data);
-    unwind_show_one_line(&report, exc, DEATH_SHOW_LIMIT);
+    value_show_line(&report, exc, true, DEATH_SHOW_LIMIT);
     if (thread->raise_file) buf_printf(&report, " at %s:%d", thread->raise_file, thread->raise_line);
     if (thread->raised_by) {
       buf_append(&report, " (thrown by thread ", 19);

@@ -27,8 +27,4 @@ bool unwind_death_fails_run(VM *vm, Value exc);
  * kill or an async cancel, reported on write_error; false. */
 bool unwind(VM *vm, ObjThread *thread, Value exc);
 
-/* `exc` as show renders it (strings quoted), on one line (line breaks and
- * other control bytes escaped) and at most `limit` bytes, then "...". */
-void unwind_show_one_line(Buffer *out, Value exc, size_t limit);
-
 #endif
