@@ -14,6 +14,19 @@ PrimResult prim_new_empty_mvar(VM *vm, ObjThread *thread, Value *args, bool by_p
   return prim_return(thread, args, OBJ_VAL(mvar));
 }
 
+/* A take, read or put that must wait: unless an exception is waiting to be
+ * raised here, the thread joins the MVar's queue (`value`: what a put puts)
+ * with a placeholder on the stack, which the hand-off replaces. */
+static PrimResult park(VM *vm, ObjThread *thread, Value *args, ObjMVar *mvar, BlockReason reason, Value value) {
+  PrimResult result;
+  if (prim_interrupted(vm, thread, args, &result)) return result;
+  args[0] = UNIT_VAL;
+  thread->sp = args + 1;
+  mvar_wait(vm, mvar, thread, reason, value);
+  vm_event(vm, .kind = EV_MVAR_BLOCKED, .thread = thread, .mode = reason, .value = OBJ_VAL(mvar));
+  return PRIM_SWITCH;
+}
+
 /* takeMVar and readMVar: the value now, or park until a put hands it over
  * (the stack's placeholder is replaced by it). */
 static PrimResult take_or_read(VM *vm, ObjThread *thread, Value *args, BlockReason reason) {
@@ -21,13 +34,7 @@ static PrimResult take_or_read(VM *vm, ObjThread *thread, Value *args, BlockReas
   Value value;
   if (reason == BLOCKED_TAKE ? mvar_try_take(vm, mvar, &value) : mvar_try_read(mvar, &value))
     return prim_return_at_point(vm, thread, args, value, &mvar->obj, reason == BLOCKED_TAKE);
-  PrimResult result;
-  if (prim_interrupted(vm, thread, args, &result)) return result;
-  args[0] = UNIT_VAL;
-  thread->sp = args + 1;
-  mvar_wait(vm, mvar, thread, reason, UNIT_VAL);
-  vm_event(vm, .kind = EV_MVAR_BLOCKED, .thread = thread, .mode = reason, .value = OBJ_VAL(mvar));
-  return PRIM_SWITCH;
+  return park(vm, thread, args, mvar, reason, UNIT_VAL);
 }
 
 PrimResult prim_take_mvar(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
@@ -45,13 +52,7 @@ PrimResult prim_put_mvar(VM *vm, ObjThread *thread, Value *args, bool by_prelude
   ObjMVar *mvar = AS_MVAR(args[0]);
   Value value = args[1];
   if (mvar_try_put(vm, mvar, value)) return prim_return_at_point(vm, thread, args, UNIT_VAL, &mvar->obj, true);
-  PrimResult result;
-  if (prim_interrupted(vm, thread, args, &result)) return result;
-  args[0] = UNIT_VAL;
-  thread->sp = args + 1;
-  mvar_wait(vm, mvar, thread, BLOCKED_PUT, value);
-  vm_event(vm, .kind = EV_MVAR_BLOCKED, .thread = thread, .mode = BLOCKED_PUT, .value = OBJ_VAL(mvar));
-  return PRIM_SWITCH;
+  return park(vm, thread, args, mvar, BLOCKED_PUT, value);
 }
 
 PrimResult prim_try_take_mvar(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
