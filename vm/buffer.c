@@ -12,16 +12,12 @@ void buf_init(Buffer *buf) {
   buf->capacity = 0;
 }
 
-void buf_append(Buffer *buf, const char *text, size_t length) {
-  if (buf->length + length + 1 > buf->capacity) {
-    size_t capacity = buf->capacity ? buf->capacity : 64;
-    while (capacity < buf->length + length + 1) capacity *= 2;
-    buf->data = xrealloc(buf->data, capacity);
-    buf->capacity = capacity;
-  }
-  memcpy(buf->data + buf->length, text, length);
-  buf->length += length;
-  buf->data[buf->length] = '\0';
+void buf_reserve(Buffer *buf, size_t length) {
+  if (buf->length + length + 1 <= buf->capacity) return;
+  size_t capacity = buf->capacity ? buf->capacity : 64;
+  while (capacity < buf->length + length + 1) capacity *= 2;
+  buf->data = xrealloc(buf->data, capacity);
+  buf->capacity = capacity;
 }
 
 void buf_vprintf(Buffer *buf, const char *fmt, va_list ap) {

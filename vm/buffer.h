@@ -6,6 +6,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <string.h>
 
 typedef struct {
   char *data;
@@ -14,7 +15,16 @@ typedef struct {
 } Buffer;
 
 void buf_init(Buffer *buf);
-void buf_append(Buffer *buf, const char *text, size_t length);
+/* Make room for `length` more bytes and the NUL (buf_append's way out of line). */
+void buf_reserve(Buffer *buf, size_t length);
+/* Append `length` bytes of `text`. Inline: most appends fit (say lines,
+ * trace fields), and then cost a compare and a copy. */
+static inline void buf_append(Buffer *buf, const char *text, size_t length) {
+  if (buf->length + length + 1 > buf->capacity) buf_reserve(buf, length);
+  memcpy(buf->data + buf->length, text, length);
+  buf->length += length;
+  buf->data[buf->length] = '\0';
+}
 void buf_printf(Buffer *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void buf_vprintf(Buffer *buf, const char *fmt, va_list ap);
 /* Append text in double quotes, escaping quotes, backslashes and control bytes. */

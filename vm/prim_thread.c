@@ -30,24 +30,11 @@ void prim_emit_say(VM *vm, ObjThread *thread, Value what) {
   /* the line goes into the VM's output buffer (vm_flush_output) */
   Buffer *out = &vm->out;
   size_t start = out->length;
-  if (IS_STRING(what)) { /* a string says its characters: copied, not shown */
-    ObjString *text = AS_STRING(what);
-    if (out->length + (size_t)text->length + 2 > out->capacity) buf_append(out, text->chars, (size_t)text->length);
-    else {
-      memcpy(out->data + out->length, text->chars, (size_t)text->length);
-      out->length += (size_t)text->length;
-    }
-  } else {
-    value_show(out, what, false);
-  }
+  if (IS_STRING(what)) buf_append(out, AS_CSTRING(what), (size_t)AS_STRING(what)->length); /* show's own text */
+  else value_show(out, what, false);
   size_t length = out->length - start;
   vm_work(vm, length);
-  if (out->length + 2 <= out->capacity) { /* the newline, in place */
-    out->data[out->length++] = '\n';
-    out->data[out->length] = '\0';
-  } else {
-    buf_append(out, "\n", 1);
-  }
+  buf_append(out, "\n", 1);
   /* a sink that writes flushes the buffer first: the line is whole by then */
   vm_event(vm, .kind = EV_SAY, .thread = thread, .value = what, .text = out->data + start, .length = length);
   if (!vm->config.write_say) buf_truncate(out, 0); /* for the sinks only: it held just this line */
