@@ -125,8 +125,7 @@ PrimResult prim_yield(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   args[0] = UNIT_VAL;
   thread->sp = args + 1;
   vm_event(vm, .kind = EV_YIELD, .thread = thread);
-  sched_enqueue(vm, thread);
-  return PRIM_SWITCH;
+  return sched_yield(vm, thread) ? PRIM_SWITCH : PRIM_NEXT;
 }
 
 PrimResult prim_timeout(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
@@ -156,8 +155,7 @@ PrimResult op_timeout_arm(VM *vm, ObjThread *thread, CallFrame *frame) {
   sched_arm_timeout(vm, timeout, limit);
   *thread->sp++ = OBJ_VAL(timeout);
   vm_event(vm, .kind = EV_TIMEOUT, .thread = thread, .ns = limit);
-  sched_enqueue(vm, thread);
-  return PRIM_SWITCH;
+  return sched_yield(vm, thread) ? PRIM_SWITCH : PRIM_NEXT;
 }
 
 /* The action finished in time: cancel the timer, wrap the result in some. */

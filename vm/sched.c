@@ -41,6 +41,15 @@ void run_queue_free(RunQueue *queue) {
 
 void sched_enqueue(VM *vm, ObjThread *thread) { run_queue_push(vm, (RunEntry){thread, NULL}); }
 
+bool sched_yield(VM *vm, ObjThread *thread) {
+  if (!vm->run_queue.count && !vm->explore && !thread->pending_count) {
+    if (vm->stats.run_queue_peak < 1) vm->stats.run_queue_peak = 1; /* as if queued */
+    return false;
+  }
+  sched_enqueue(vm, thread);
+  return true;
+}
+
 int64_t sched_deadline(int64_t now, int64_t ns) {
   if (ns < 0) ns = 0;
   return ns > INT64_MAX - now ? INT64_MAX : now + ns;

@@ -14,6 +14,15 @@
 /* Append a runnable thread to the run queue. */
 void sched_enqueue(VM *vm, ObjThread *thread);
 
+/* A scheduling point where the running thread goes on behind the run
+ * queue (yield, a commit's fairness rule, the start of a timeout). True:
+ * it is queued and the caller switches threads. False, and nothing is
+ * queued, when no one could tell the difference: no other thread is
+ * runnable (sched_next would pick this one at once, firing no timer), no
+ * exception is pending (a switch would raise it) and no explorer counts
+ * the point; the caller goes on. */
+bool sched_yield(VM *vm, ObjThread *thread);
+
 /* The next thread to run, advancing the clock and firing timers as needed;
  * sets vm->current. NULL when nothing can run: *status is then SIM_DEADLOCK
  * (reported) or SIM_LIMIT (--max-time passed, reported). */
