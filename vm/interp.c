@@ -774,36 +774,37 @@ next_thread:
       by_prelude = false;
       goto prim_call;
     }
-    vm->stats.events++; /* its delay event, which no sink wants */
     PEEK(0) = UNIT_VAL;
     if (sched_delay_alone(vm, AS_DURATION(d))) DISPATCH(); /* nothing runs before it wakes */
+    vm->stats.events++; /* its delay event, which no sink wants */
     STORE_FRAME();
     sched_delay(vm, thread, AS_DURATION(d));
     goto next_thread;
   }
   CASE(SAY_K):
+    /* a constant is never an action (those are made at run time) */
     PUSH(constants[READ_U16()]);
-    goto say;
+    if (thread->in_transaction) goto say_builtin;
+    goto say_shown;
   CASE(SAY):
-  say: {
     /* the common case inline; a transaction or an action to report: the
      * builtin's function */
-    Value what = PEEK(0);
-    if (thread->in_transaction || IS_RUNNABLE(what)) {
+    if (thread->in_transaction || IS_RUNNABLE(PEEK(0))) {
+    say_builtin:
       builtin = &builtin_table[BUILTIN_say];
       by_prelude = false;
       goto prim_call;
     }
+  say_shown:
     if (vm->config.write_say || vm->sink_count) {
       STORE_FRAME();
-      prim_emit_say(vm, thread, what);
+      prim_emit_say(vm, thread, PEEK(0));
     } else {
       vm->stats.events++; /* nothing is printed: nothing is shown */
     }
     PEEK(0) = UNIT_VAL;
     EXPLORE_POINT(NULL, false);
     DISPATCH();
-  }
   CASE(LABEL_NEW): {
     /* the compiler emits this only after binding a constructor's result */
     ObjString *name = AS_STRING(constants[READ_U16()]);

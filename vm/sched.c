@@ -50,11 +50,6 @@ bool sched_yield(VM *vm, ObjThread *thread) {
   return true;
 }
 
-int64_t sched_deadline(int64_t now, int64_t ns) {
-  if (ns < 0) ns = 0;
-  return ns > INT64_MAX - now ? INT64_MAX : now + ns;
-}
-
 void sched_block(VM *vm, ObjThread *thread, BlockReason reason) {
   thread->state = THREAD_BLOCKED;
   thread->blocked_on = reason;
@@ -65,21 +60,6 @@ void sched_delay(VM *vm, ObjThread *thread, int64_t ns) {
   sched_block(vm, thread, BLOCKED_DELAY);
   vm->stats.timers_set++;
   timer_heap_insert(&vm->timers, &thread->delay_timer, sched_deadline(vm->now, ns), vm->timer_seq++);
-}
-
-bool sched_delay_alone(VM *vm, int64_t ns) {
-  if (vm->run_queue.count) return false;
-  int64_t when = sched_deadline(vm->now, ns);
-  Timer *first = timer_heap_peek(&vm->timers);
-  if (first && first->when <= when) return false; /* it fires first, or at the same instant */
-  if (vm->config.max_time >= 0 && when > vm->config.max_time) return false;
-  vm->now = when;
-  vm->timer_seq++;
-  vm->stats.timers_set++;
-  vm->stats.timers_fired++;
-  vm->stats.events++; /* its wake */
-  if (vm->stats.run_queue_peak < 1) vm->stats.run_queue_peak = 1;
-  return true;
 }
 
 void sched_arm_tvar(VM *vm, ObjTVar *tvar, int64_t ns) {
@@ -557,7 +537,7 @@ ObjThread *sched_next(VM *vm, SimStatus *status) {
       *status = SIM_DEADLOCK;
       return NULL;
     }
-    if (vm->config.max_time >= 0 && first->when > vm->config.max_time) {
+    if (first->when > vm->time_limit) {
       Buffer buf;
       buf_init(&buf);
       duration_show(&buf, vm->config.max_time);

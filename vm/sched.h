@@ -37,12 +37,35 @@ void sched_block(VM *vm, ObjThread *thread, BlockReason reason);
 /* Park `thread` in delay() until now + ns (ns >= 0; saturating). */
 void sched_delay(VM *vm, ObjThread *thread, int64_t ns);
 
+/* now + ns (a negative ns is 0), saturating at the largest representable time. */
+static inline int64_t sched_deadline(int64_t now, int64_t ns) {
+  if (ns < 0) ns = 0;
+  return ns > INT64_MAX - now ? INT64_MAX : now + ns;
+}
+
 /* The running thread delays for ns >= 0 and nothing could run before it
  * wakes (an empty run queue, no timer due by then, the time limit not
- * passed): move the clock and count what blocking, firing its timer and
- * waking would have (no sink may be active), and return true; the thread
- * goes on at once, as it would have after the round trip. Else false. */
-bool sched_delay_alone(VM *vm, int64_t ns);
+ * passed): move the clock and count what the delay event, blocking, firing
+ * its timer and waking would have (no sink may be active), and return
+ * true; the thread goes on at once, as it would have after the round trip.
+ * Else false (also when the earliest entry is a cancelled timer's: the
+ * round trip sorts that out). Inline: bottleneck-style loops run it per
+ * iteration. The run queue peak needs no update: main was queued. */
+static inline bool sched_delay_alone(VM *vm, int64_t ns) {
+  if (vm->run_queue.count) return false;
+  int64_t when = sched_deadline(vm->now, ns);
+  if (vm->timers.count) {
+    const TimerEntry *first = &vm->timers.items[0];
+    if (!timer_entry_live(first) || first->when <= when) return false; /* it fires first, or at the same instant */
+  }
+  if (when > vm->time_limit) return false;
+  vm->now = when;
+  vm->timer_seq++;
+  vm->stats.timers_set++;
+  vm->stats.timers_fired++;
+  vm->stats.events += 2; /* the delay and its wake */
+  return true;
+}
 
 /* Arm `timeout` to fire `ns` (> 0) from now. */
 void sched_arm_timeout(VM *vm, ObjTimeout *timeout, int64_t ns);
@@ -96,9 +119,6 @@ void sched_report_threads(VM *vm, Buffer *out);
  * x.sim:4; last taken by main"), then one per wait-for cycle ("  cycle:
  * ..."). Also for describing a deadlock in one line (vm/explore.c). */
 void sched_describe_deadlock(VM *vm, Buffer *out);
-
-/* now + ns, saturating at the largest representable time. */
-int64_t sched_deadline(int64_t now, int64_t ns);
 
 void run_queue_free(RunQueue *queue);
 

@@ -144,6 +144,7 @@ struct VM {
 
   /* scheduler */
   int64_t now;             /* simulated nanoseconds                     */
+  int64_t time_limit;      /* config.max_time, INT64_MAX for none: set per run */
   uint64_t timer_seq;
   uint64_t transaction_counter; /* numbers transactions and commits          */
   uint64_t block_counter;       /* orders threads blocked in retry           */

@@ -323,6 +323,7 @@ static void reset_scheduler(VM *vm) {
 /* Start a simulation at time 0 with a main thread running `action`. */
 static SimStatus simulate(VM *vm, Value action) {
   vm->now = 0;
+  vm->time_limit = vm->config.max_time >= 0 ? vm->config.max_time : INT64_MAX;
   vm->steps = 0;
   vm->work = 0;
   memset(vm->trace_bytes, 0, sizeof vm->trace_bytes);
