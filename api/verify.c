@@ -58,7 +58,7 @@ static const char *check_operand(const VM *vm, const ObjProto *proto, uint8_t op
       break;
     case OPERAND_SELF_ACTION:
       if (proto->kind != PROTO_ACTION_FN) return "an action function's self call in another kind of prototype";
-      if (operand != proto->arity) return "a self call that is not of this action function's arity";
+      if (operand > proto->arity) return "a self call with more arguments than this action function has parameters";
       break;
     case OPERAND_LOCAL:
       if (operand >= depth) return "a local slot beyond the stack";

@@ -169,6 +169,21 @@ static int add_upvalue(Compiler *c, FnState *fn, const char *name, int from_loca
   return fn->upvalue_count++;
 }
 
+/* How many of a self call's arguments TAIL_SELF_BIND must copy: the
+ * trailing ones that pass a parameter on as itself (`act` in
+ * replicateM_(n - 1, act), the only one in forever(act)) stay where they
+ * are. Locals are never assigned, so parameter i's slot (i + 1) still
+ * holds it, unless a later local of that name shadows it. */
+static int changed_arguments(Compiler *c, const Expr *call) {
+  int n = call->as.call.args.count;
+  while (n > 0) {
+    const Expr *arg = call->as.call.args.items[n - 1];
+    if (arg->kind != EXPR_NAME || resolve_local(c->fn, arg->as.name) != n) break;
+    n--;
+  }
+  return n;
+}
+
 static int resolve_upvalue(Compiler *c, FnState *fn, const char *name, Loc loc) {
   if (!fn->enclosing) return -1;
   int slot = resolve_local(fn->enclosing, name);
@@ -451,6 +466,7 @@ static void compile_run_form(Compiler *c, const Expr *e, bool tail) {
         int argc = e->as.call.args.count;
         if (tail && c->fn->proto->kind == PROTO_ACTION_FN && is_self_call(c, e)) {
           /* an action function's last statement calling itself: start it again */
+          argc = changed_arguments(c, e);
           for (int i = 0; i < argc; i++) compile_expr(c, e->as.call.args.items[i], false);
           c->line = e->loc.line;
           emit(c, OP_TAIL_SELF_BIND, argc);

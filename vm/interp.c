@@ -601,11 +601,21 @@ next_thread:
     PUSH_FRAME(frame->closure, argc + 1, "calls");
     DISPATCH();
   }
-  CASE(TAIL_SELF_BIND):
+  CASE(TAIL_SELF_BIND): {
+    /* the action function's body starts again; parameters after the
+     * first argc are passed on unchanged (forever(act) copies none) */
     PROFILE_COUNT(binds);
-    goto tail_self; /* the action function's body starts again */
-  CASE(TAIL_SELF):
-  tail_self: {
+    CHECKPOINT();
+    int argc = READ_BYTE();
+    Value *args = sp - argc;
+    for (int i = 0; i < argc; i++) slots[1 + i] = args[i];
+    ObjProto *proto = frame->closure->proto;
+    sp = slots + 1 + proto->arity;
+    ip = proto->chunk.code;
+    frame->profile_node = -1; /* counted as a call, as TAIL_CALL is */
+    DISPATCH();
+  }
+  CASE(TAIL_SELF): {
     CHECKPOINT();
     int argc = READ_BYTE();
     /* the arguments replace the parameters; the frame already fits */

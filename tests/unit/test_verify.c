@@ -316,7 +316,8 @@ static void test_native_of_a_function(void **state) {
 }
 
 /* A self call must match this prototype: a value function's CALL_SELF and
- * TAIL_SELF of its arity, an action function's TAIL_SELF_BIND. TAIL_SELF
+ * TAIL_SELF of its arity, an action function's TAIL_SELF_BIND of at most
+ * its arity (the parameters after those passed on unchanged). TAIL_SELF
  * ends its path (the frame starts again). */
 static void test_self_calls_match_the_prototype(void **state) {
   VM *vm = ((UnitVM *)*state)->vm;
@@ -330,9 +331,13 @@ static void test_self_calls_match_the_prototype(void **state) {
   Shape action = FN(OP_GET_LOCAL, 1, OP_TAIL_SELF_BIND, 1);
   action.kind = PROTO_ACTION_FN;
   assert_verdict(vm, action, "ok");
+  Shape unchanged = FN(OP_TAIL_SELF_BIND, 0); /* its parameter passed on as itself */
+  unchanged.kind = PROTO_ACTION_FN;
+  assert_verdict(vm, unchanged, "ok");
   Shape wrong = FN(OP_GET_LOCAL, 1, OP_UNIT, OP_TAIL_SELF_BIND, 2);
   wrong.kind = PROTO_ACTION_FN;
-  assert_verdict(vm, wrong, "f (t.sim:1): a self call that is not of this action function's arity at offset 3");
+  assert_verdict(vm, wrong,
+                 "f (t.sim:1): a self call with more arguments than this action function has parameters at offset 3");
   action = FN(OP_GET_LOCAL, 1, OP_TAIL_SELF, 1);
   action.kind = PROTO_ACTION_FN;
   assert_verdict(vm, action, "f (t.sim:1): a value function's self call in another kind of prototype at offset 2");
