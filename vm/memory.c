@@ -19,8 +19,7 @@ void gc_update_limit(VM *vm) {
   vm->alloc_limit = limit;
 }
 
-/* An allocation would pass alloc_limit: collect, and check --max-heap. */
-static void make_room(VM *vm, size_t size) {
+void gc_make_room(VM *vm, size_t size) {
   if (vm->gc_paused) return; /* the compiler's objects are not rooted yet */
   if (vm->gc_stress || vm->bytes_allocated + size > vm->next_gc) gc_collect(vm);
   if (vm->config.max_heap && !vm->heap_exceeded && vm->bytes_allocated + size > vm->config.max_heap) {
@@ -33,28 +32,12 @@ static void make_room(VM *vm, size_t size) {
   gc_update_limit(vm);
 }
 
-/* The types whose objects own storage outside their slot (young_owners). */
-#define OWNER_TYPES (1u << OBJ_STRING | 1u << OBJ_TVAR | 1u << OBJ_PROTO)
-
-static void note_owner(VM *vm, Obj *obj) {
+void gc_note_owner(VM *vm, Obj *obj) {
   if (vm->young_owner_count == vm->young_owner_capacity) {
     vm->young_owner_capacity = vm->young_owner_capacity ? 2 * vm->young_owner_capacity : 64;
     vm->young_owners = xrealloc(vm->young_owners, (size_t)vm->young_owner_capacity * sizeof(Obj *));
   }
   vm->young_owners[vm->young_owner_count++] = obj;
-}
-
-Obj *gc_alloc(VM *vm, size_t size, ObjType type) {
-  if (__builtin_expect(vm->bytes_allocated + size > vm->alloc_limit, 0)) make_room(vm, size);
-  vm->bytes_allocated += size;
-  vm->stats.allocations++;
-  vm->stats.bytes_allocated += size;
-  if (vm->bytes_allocated > vm->stats.peak_heap) vm->stats.peak_heap = vm->bytes_allocated;
-  Obj *obj = heap_alloc(&vm->heap, size);
-  obj->type = type;
-  obj->marked = false;
-  if (OWNER_TYPES >> type & 1) note_owner(vm, obj);
-  return obj;
 }
 
 void gc_account(VM *vm, ptrdiff_t delta) {

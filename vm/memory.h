@@ -37,9 +37,20 @@
 
 #include "object.h"
 
-/* Allocate a GC object of `size` bytes and type `type`; may collect first
- * (when the heap would pass alloc_limit). */
-Obj *gc_alloc(VM *vm, size_t size, ObjType type);
+/* gc_alloc(vm, size, type): a new GC object of `size` bytes and type
+ * `type`, uninitialised past its header; may collect first (when the heap
+ * would pass alloc_limit). Inline, at the end of vm/state.h (it counts in
+ * the VM): most of a thread's or a cons cell's cost is its allocation.
+ * Its ways out of line: */
+
+/* The heap would pass alloc_limit: collect, and check --max-heap. */
+void gc_make_room(VM *vm, size_t size);
+
+/* The types whose objects own storage outside their slot (young_owners). */
+#define GC_OWNER_TYPES (1u << OBJ_STRING | 1u << OBJ_TVAR | 1u << OBJ_PROTO)
+
+/* Remember a young object of an owner type, to finalise it at the reset. */
+void gc_note_owner(VM *vm, Obj *obj);
 
 /* Account for `delta` bytes of storage owned by objects (thread stacks);
  * the heap-size figure and the GC trigger count it. */

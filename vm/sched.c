@@ -9,20 +9,14 @@
 #include "mvar.h"
 #include "stm.h"
 
-static void run_queue_push(VM *vm, RunEntry entry) {
-  RunQueue *q = &vm->run_queue;
-  if (q->count == q->capacity) {
-    int capacity = q->capacity ? q->capacity * 2 : 64;
-    RunEntry *items = xrealloc(NULL, (size_t)capacity * sizeof(RunEntry));
-    for (int i = 0; i < q->count; i++) items[i] = q->items[(q->head + i) & (q->capacity - 1)];
-    free(q->items);
-    q->items = items;
-    q->head = 0;
-    q->capacity = capacity;
-  }
-  q->items[(q->head + q->count) & (q->capacity - 1)] = entry;
-  q->count++;
-  if (q->count > vm->stats.run_queue_peak) vm->stats.run_queue_peak = q->count;
+void run_queue_grow(RunQueue *q) {
+  int capacity = q->capacity ? q->capacity * 2 : 64;
+  RunEntry *items = xrealloc(NULL, (size_t)capacity * sizeof(RunEntry));
+  for (int i = 0; i < q->count; i++) items[i] = q->items[(q->head + i) & (q->capacity - 1)];
+  free(q->items);
+  q->items = items;
+  q->head = 0;
+  q->capacity = capacity;
 }
 
 static RunEntry run_queue_pop(VM *vm) {
@@ -38,8 +32,6 @@ void run_queue_free(RunQueue *queue) {
   queue->items = NULL;
   queue->count = queue->capacity = queue->head = 0;
 }
-
-void sched_enqueue(VM *vm, ObjThread *thread) { run_queue_push(vm, (RunEntry){thread, NULL}); }
 
 bool sched_yield(VM *vm, ObjThread *thread) {
   if (!vm->run_queue.count && !vm->explore && !thread->pending_count) {

@@ -267,6 +267,20 @@ void vm_write_trace(VM *vm, int which, const char *text, size_t length);
  * when a run ends. */
 void vm_flush_output(VM *vm);
 
+/* See vm/memory.h. */
+static inline Obj *gc_alloc(VM *vm, size_t size, ObjType type) {
+  if (__builtin_expect(vm->bytes_allocated + size > vm->alloc_limit, 0)) gc_make_room(vm, size);
+  vm->bytes_allocated += size;
+  vm->stats.allocations++;
+  vm->stats.bytes_allocated += size;
+  if (vm->bytes_allocated > vm->stats.peak_heap) vm->stats.peak_heap = vm->bytes_allocated;
+  Obj *obj = heap_alloc(&vm->heap, size);
+  obj->type = type;
+  obj->marked = false;
+  if (GC_OWNER_TYPES >> type & 1) gc_note_owner(vm, obj);
+  return obj;
+}
+
 
 
 #endif
