@@ -484,6 +484,12 @@ static void compile_run_form(Compiler *c, const Expr *e, bool tail) {
         break;
     }
   }
+  int slot = !tail && e->kind == EXPR_NAME ? resolve_local(c->fn, e->as.name) : -1;
+  if (slot >= 0) { /* a local's action, as forever's act */
+    c->line = e->loc.line;
+    emit(c, OP_BIND_LOCAL, slot);
+    return;
+  }
   compile_expr(c, e, false);
   c->line = e->loc.line;
   if (tail) emit_tail_bind(c);

@@ -635,8 +635,12 @@ next_thread:
     DISPATCH();
   }
 
+  CASE(BIND_LOCAL):
+    PUSH(slots[READ_BYTE()]);
+    goto bind;
   CASE(BIND): {
     Value action;
+  bind:
     CHECKPOINT();
     PROFILE_COUNT(binds);
     if (!vm->stack_continuations && frame->closure->proto->line > 0) {
@@ -791,11 +795,19 @@ next_thread:
     sched_delay(vm, thread, AS_DURATION(d));
     goto next_thread;
   }
-  CASE(SAY_K):
+  CASE(SAY_K): {
     /* a constant is never an action (those are made at run time) */
-    PUSH(constants[READ_U16()]);
+    Value what = constants[READ_U16()];
+    if (__builtin_expect(!vm->config.write_say && !vm->sink_count && !thread->in_transaction, 1)) {
+      vm->stats.events++; /* nothing is printed: nothing is shown */
+      PUSH(UNIT_VAL);
+      EXPLORE_POINT(NULL, false);
+      DISPATCH();
+    }
+    PUSH(what);
     if (thread->in_transaction) goto say_builtin;
     goto say_shown;
+  }
   CASE(SAY):
     /* the common case inline; a transaction or an action to report: the
      * builtin's function */

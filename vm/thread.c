@@ -23,7 +23,6 @@ ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   thread->sp = thread->stack;
   thread->frame_capacity = THREAD_INLINE_FRAMES;
   thread->frames = thread->inline_frames;
-  thread->frame_count = 0;
   if (!parent) start_pooled(vm, thread); /* main runs the program: it needs more */
   thread->state = THREAD_RUNNABLE;
   thread->blocked_on = BLOCKED_NONE;
@@ -54,9 +53,11 @@ ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   thread->serial = vm->thread_serial++;
   vm_event(vm, .kind = EV_THREAD_START, .thread = thread);
 
-  /* The base frame runs the action: [BIND, THREAD_EXIT] with it in slot 0. */
+  /* The base frame runs the action: [BIND, THREAD_EXIT] with it in slot 0
+   * (every stack a thread starts on has room for it). */
   *thread->sp++ = action;
-  thread_push_frame(vm, thread, vm->entry_closure, thread->stack);
+  thread->frames[0] = (CallFrame){vm->entry_closure, vm->entry_closure->proto->chunk.code, thread->stack, -1};
+  thread->frame_count = 1;
 
   vm->live_threads++;
   thread->live_prev = NULL;
