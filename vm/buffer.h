@@ -25,6 +25,16 @@ static inline void buf_append(Buffer *buf, const char *text, size_t length) {
   buf->length += length;
   buf->data[buf->length] = '\0';
 }
+/* Append text, then a newline: one capacity check, and no call to copy an
+ * empty line. */
+static inline void buf_append_line(Buffer *buf, const char *text, size_t length) {
+  if (buf->length + length + 2 > buf->capacity) buf_reserve(buf, length + 1);
+  char *at = buf->data + buf->length;
+  if (length) memcpy(at, text, length);
+  at[length] = '\n';
+  at[length + 1] = '\0';
+  buf->length += length + 1;
+}
 void buf_printf(Buffer *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void buf_vprintf(Buffer *buf, const char *fmt, va_list ap);
 /* Append text in double quotes, escaping quotes, backslashes and control bytes. */

@@ -30,11 +30,14 @@ void prim_emit_say(VM *vm, ObjThread *thread, Value what) {
   /* the line goes into the VM's output buffer (vm_flush_output) */
   Buffer *out = &vm->out;
   size_t start = out->length;
-  if (IS_STRING(what)) buf_append(out, AS_CSTRING(what), (size_t)AS_STRING(what)->length); /* show's own text */
-  else value_show(out, what, false);
-  size_t length = out->length - start;
+  if (IS_STRING(what)) { /* show's own text */
+    buf_append_line(out, AS_CSTRING(what), (size_t)AS_STRING(what)->length);
+  } else {
+    value_show(out, what, false);
+    buf_append(out, "\n", 1);
+  }
+  size_t length = out->length - start - 1;
   vm_work(vm, length);
-  buf_append(out, "\n", 1);
   /* a sink that writes flushes the buffer first: the line is whole by then */
   vm_event(vm, .kind = EV_SAY, .thread = thread, .value = what, .text = out->data + start, .length = length);
   if (!vm->config.write_say) buf_truncate(out, 0); /* for the sinks only: it held just this line */
