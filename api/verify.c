@@ -92,6 +92,11 @@ static const char *check_operand(const VM *vm, const ObjProto *proto, uint8_t op
       if (operand >= k->count) return "a constant out of range";
       if (!IS_STRING(k->values[operand])) return named(why, size, "%s of a constant that is not a name", name);
       break;
+    case OPERAND_DURATION:
+      if (operand >= k->count) return "a constant out of range";
+      if (!IS_DURATION(k->values[operand]) || AS_DURATION(k->values[operand]) < 0)
+        return named(why, size, "%s of a constant that is not a duration of 0 or more", name);
+      break;
     case OPERAND_PROTO:
       if (operand >= k->count) return "a constant out of range";
       if (!IS_PROTO(k->values[operand])) return named(why, size, "%s of a constant that is not a prototype", name);

@@ -34,6 +34,7 @@ int debug_instruction(Buffer *out, const ObjProto *proto, int offset, const VM *
       break;
     case OPERAND_CONST:
     case OPERAND_NAME:
+    case OPERAND_DURATION:
       if (operand < k->count) {
         buf_append(out, "    ; ", 6);
         value_show(out, k->values[operand], true);

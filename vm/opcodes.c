@@ -16,6 +16,7 @@
 #define WIDTH_NATIVE 1
 #define WIDTH_CONST 2
 #define WIDTH_NAME 2
+#define WIDTH_DURATION 2
 #define WIDTH_PROTO 2
 #define WIDTH_GLOBAL 2
 #define WIDTH_DEFINE 2

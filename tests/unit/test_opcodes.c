@@ -30,7 +30,7 @@ static void test_operand_widths(void **state) {
   static const int width[] = {
       [OPERAND_NONE] = 0,  [OPERAND_LOCAL] = 1, [OPERAND_UPVALUE] = 1, [OPERAND_COUNT] = 1,
       [OPERAND_IMM] = 1,   [OPERAND_SELF] = 1,  [OPERAND_SELF_ACTION] = 1, [OPERAND_BUILTIN] = 1,
-      [OPERAND_NATIVE] = 1, [OPERAND_CONST] = 2, [OPERAND_NAME] = 2,  [OPERAND_PROTO] = 2,
+      [OPERAND_NATIVE] = 1, [OPERAND_CONST] = 2, [OPERAND_NAME] = 2,  [OPERAND_DURATION] = 2, [OPERAND_PROTO] = 2,
       [OPERAND_GLOBAL] = 2, [OPERAND_DEFINE] = 2, [OPERAND_JUMP] = 2,
   };
   for (int op = 0; op < OP_COUNT; op++) {

@@ -217,6 +217,23 @@ static void test_field_of_a_name(void **state) {
   assert_verdict(vm, s, "ok");
 }
 
+/* DELAY_K's constant is a duration of 0 or more: its handler checks neither. */
+static void test_delay_of_a_duration(void **state) {
+  VM *vm = ((UnitVM *)*state)->vm;
+  Value k[1] = {INT_VAL(3)};
+  Shape s = FN(OP_DELAY_K, 0, 0, OP_RETURN);
+  s.kind = PROTO_ACTION_FN;
+  s.constants = k;
+  s.constant_count = 1;
+  assert_verdict(vm, s, "f (t.sim:1): DELAY_K of a constant that is not a duration of 0 or more at offset 0");
+  k[0] = DURATION_VAL(-1);
+  assert_verdict(vm, s, "f (t.sim:1): DELAY_K of a constant that is not a duration of 0 or more at offset 0");
+  k[0] = DURATION_VAL(0);
+  assert_verdict(vm, s, "ok");
+  s.constant_count = 0;
+  assert_verdict(vm, s, "f (t.sim:1): a constant out of range at offset 0");
+}
+
 static void test_label_of_a_name(void **state) {
   VM *vm = ((UnitVM *)*state)->vm;
   Value k[1] = {INT_VAL(3)};
@@ -351,7 +368,7 @@ int main(void) {
       T(test_vm_only_opcode),          T(test_cut_off_instruction),      
       T(test_call_bind_then_bind),     T(test_tail_bind_then_return),    T(test_action_of_an_action),
       T(test_constants),               T(test_closure_of_a_prototype),   T(test_captures_against_the_stack),
-      T(test_captures_of_upvalues),    T(test_field_of_a_name),          T(test_label_of_a_name),
+      T(test_captures_of_upvalues),    T(test_field_of_a_name),          T(test_delay_of_a_duration),      T(test_label_of_a_name),
       T(test_locals_on_the_stack),
       T(test_upvalues_in_range),       T(test_globals_in_range),         T(test_no_builtin_redefined),
       T(test_jumps_in_the_code),       T(test_stack_underflow),          T(test_stack_within_slots),
