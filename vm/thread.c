@@ -140,14 +140,16 @@ static void release(StackPool *pool, void *array, int capacity, int pooled) {
 
 /* Free the stacks if they have left the thread object; account for them. */
 static void free_stacks(VM *vm, ObjThread *thread) {
+  size_t freed = 0; /* bytes: only growth is checked against the peak */
   if (thread->stack != thread->inline_stack) {
-    gc_account(vm, -(ptrdiff_t)((thread->stack_capacity - THREAD_INLINE_STACK) * (ptrdiff_t)sizeof(Value)));
+    freed += (size_t)(thread->stack_capacity - THREAD_INLINE_STACK) * sizeof(Value);
     release(&vm->stack_pool, thread->stack, thread->stack_capacity, POOLED_STACK);
   }
   if (thread->frames != thread->inline_frames) {
-    gc_account(vm, -(ptrdiff_t)((thread->frame_capacity - THREAD_INLINE_FRAMES) * (ptrdiff_t)sizeof(CallFrame)));
+    freed += (size_t)(thread->frame_capacity - THREAD_INLINE_FRAMES) * sizeof(CallFrame);
     release(&vm->frame_pool, thread->frames, thread->frame_capacity, POOLED_FRAMES);
   }
+  vm->bytes_allocated -= freed;
 }
 
 bool thread_reserve(VM *vm, ObjThread *thread, int needed) {
