@@ -268,7 +268,7 @@ void vm_write_trace(VM *vm, int which, const char *text, size_t length);
 void vm_flush_output(VM *vm);
 
 /* See vm/memory.h. */
-static inline Obj *gc_alloc(VM *vm, size_t size, ObjType type) {
+static inline __attribute__((always_inline)) Obj *gc_alloc(VM *vm, size_t size, ObjType type) {
   if (__builtin_expect(vm->bytes_allocated + size > vm->alloc_limit, 0)) gc_make_room(vm, size);
   vm->bytes_allocated += size;
   vm->stats.allocations++;
