@@ -730,8 +730,30 @@ next_thread:
   /* ---- primitives ---- */
 
   CASE(NATIVE): {
-    /* a builtin function called by name: its entry checks the arguments */
-    const Builtin *called = &builtin_table[READ_BYTE()];
+    /* a builtin function called by name (never a script's own: the compiler
+     * emits NATIVE only for a builtin's name). The list loops' busiest
+     * natives are inline on the values they expect (a test of isEmpty
+     * branches at once); anything else, an error included, calls the
+     * builtin's entry, which checks the arguments */
+    int index = READ_BYTE();
+    Value arg = PEEK(0);
+    if (index == BUILTIN_isEmpty && (IS_NIL(arg) || IS_CONS(arg))) CONDITION(IS_NIL(arg), 1);
+    if (index == BUILTIN_head && IS_CONS(arg)) {
+      PEEK(0) = AS_CONS(arg)->head;
+      DISPATCH();
+    }
+    if (index == BUILTIN_tail && IS_CONS(arg)) {
+      PEEK(0) = AS_CONS(arg)->tail;
+      DISPATCH();
+    }
+    if (index == BUILTIN_cons && IS_LIST(arg)) {
+      STORE_FRAME(); /* it allocates: the collector sees both on the stack */
+      ObjCons *cell = obj_cons(vm, PEEK(1), arg);
+      sp--;
+      PEEK(0) = OBJ_VAL(cell);
+      DISPATCH();
+    }
+    const Builtin *called = &builtin_table[index];
     Value value;
     STORE_FRAME(); /* it may allocate, or report an error here */
     CHECK(called->native(vm, sp - called->arity, &value));
