@@ -10,6 +10,17 @@
 const char *const mask_names[3] = {"Unmasked", "MaskedInterruptible", "MaskedUninterruptible"};
 
 PrimResult prim_enter(VM *vm, ObjThread *thread, ObjClosure *closure, Value *slots) {
+  /* the common case here, as the interpreter's own calls push frames: the
+   * frame and the prototype's deepest stack fit where the thread is */
+  const ObjProto *proto = closure->proto;
+  if (thread->frame_count < thread->frame_capacity && thread->sp + proto->max_slots <= thread->stack + thread->stack_capacity) {
+    CallFrame *frame = &thread->frames[thread->frame_count++];
+    frame->closure = closure;
+    frame->ip = proto->chunk.code;
+    frame->slots = slots;
+    frame->profile_node = -1;
+    return PRIM_NEXT;
+  }
   ptrdiff_t base = slots - thread->stack; /* the stack may move */
   if (!thread_reserve(vm, thread, closure->proto->max_slots)) {
     rt_error(vm, "stack overflow");
