@@ -10,13 +10,26 @@ void buf_init(Buffer *buf) {
   buf->data = NULL;
   buf->length = 0;
   buf->capacity = 0;
+  buf->local = NULL;
+}
+
+void buf_init_local(Buffer *buf, char *storage, size_t capacity) {
+  buf->data = buf->local = storage;
+  buf->length = 0;
+  buf->capacity = capacity;
+  storage[0] = '\0';
 }
 
 void buf_reserve(Buffer *buf, size_t length) {
   if (buf->length + length + 1 <= buf->capacity) return;
   size_t capacity = buf->capacity ? buf->capacity : 64;
   while (capacity < buf->length + length + 1) capacity *= 2;
-  buf->data = xrealloc(buf->data, capacity);
+  if (buf->local && buf->data == buf->local) { /* out of the caller's storage */
+    buf->data = xrealloc(NULL, capacity);
+    memcpy(buf->data, buf->local, buf->length + 1);
+  } else {
+    buf->data = xrealloc(buf->data, capacity);
+  }
   buf->capacity = capacity;
 }
 
@@ -62,7 +75,7 @@ void buf_append_json(Buffer *buf, const char *text) {
 }
 
 void buf_free(Buffer *buf) {
-  free(buf->data);
+  if (buf->data != buf->local) free(buf->data);
   buf_init(buf);
 }
 

@@ -12,9 +12,15 @@ typedef struct {
   char *data;
   size_t length;      /* bytes, excluding the NUL */
   size_t capacity;
+  char *local;        /* the caller's storage buf_init_local gave, or NULL */
 } Buffer;
 
 void buf_init(Buffer *buf);
+/* Start in the caller's `storage` (`capacity` bytes, at least 1, which must
+ * outlive the buffer): a short text then costs no allocation (show(), say
+ * lines). The text moves to the heap when it outgrows it; buf_free frees
+ * only what was allocated. Unlike buf_init's, `data` is never NULL. */
+void buf_init_local(Buffer *buf, char *storage, size_t capacity);
 /* Make room for `length` more bytes and the NUL (buf_append's way out of line). */
 void buf_reserve(Buffer *buf, size_t length);
 /* Append `length` bytes of `text`. Inline: most appends fit (say lines,

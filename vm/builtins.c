@@ -38,8 +38,9 @@ static bool string_result(VM *vm, Buffer *buf, const char *what, Value *result) 
 }
 
 static bool nat_show(VM *vm, Value *args, Value *result) {
+  char small[64]; /* most shown values: an int, a thread id, a short string */
   Buffer buf;
-  buf_init(&buf);
+  buf_init_local(&buf, small, sizeof small);
   value_show(&buf, args[0], false);
   return string_result(vm, &buf, "show", result);
 }

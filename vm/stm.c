@@ -153,6 +153,7 @@ Value stm_traced_writes(VM *vm, ObjThread *thread) {
   /* each TVar's first undo entry holds its value from before the transaction */
   (void)thread;
   StmLog *log = &vm->stm;
+  if (!log->undo_count) return NIL_VAL; /* nothing written (a wait, a read): nothing to trace */
   uint64_t stamp = ++vm->transaction_counter;
   int *firsts = NULL;
   int count = 0, capacity = 0;
@@ -163,6 +164,7 @@ Value stm_traced_writes(VM *vm, ObjThread *thread) {
     GROW(firsts, count, capacity);
     firsts[count++] = i;
   }
+  if (!count) return NIL_VAL; /* no TVar written is traced */
   /* build the list back to front; the undo log keeps the TVars and the old
    * values reachable, the temporary roots what is built */
   Value list = NIL_VAL;

@@ -118,6 +118,11 @@ bool value_equal(Value a, Value b) {
 /* Iterative, with an explicit stack of pairs, so deeply nested values
  * cannot overflow the C stack. */
 bool value_equal_counted(Value a, Value b, uint64_t *visited) {
+  if (IS_STRING(a) && IS_STRING(b)) { /* the commonest (mask's state names): no stack of pairs */
+    bool deeper;
+    *visited = 1 + (uint64_t)AS_STRING(a)->length;
+    return equal_shallow(a, b, &deeper);
+  }
   uint64_t work = 0;
   Value small[64];
   Value *stack = small;

@@ -22,6 +22,32 @@ static void test_empty(void **state) {
   assert_null(buf.data);
 }
 
+/* A buffer in the caller's storage keeps a text that fits there, with no
+ * allocation; one that outgrows it moves to the heap with every byte, and
+ * buf_free frees only that (ASan would report a free of the storage). */
+static void test_local_storage(void **state) {
+  (void)state;
+  char storage[8];
+  Buffer buf;
+  buf_init_local(&buf, storage, sizeof storage);
+  assert_ptr_equal(buf.data, storage);
+  assert_string_equal(buf_text(&buf), "");
+  buf_append(&buf, "1234567", 7);
+  assert_ptr_equal(buf.data, storage);
+  assert_string_equal(buf_text(&buf), "1234567");
+  buf_free(&buf);
+  assert_null(buf.data);
+  buf_init_local(&buf, storage, sizeof storage);
+  buf_append(&buf, "abcd", 4);
+  buf_printf(&buf, "%s-%d", "efgh", 42);
+  assert_true(buf.data != storage);
+  assert_string_equal(buf_text(&buf), "abcdefgh-42");
+  buf_append(&buf, "!", 1);
+  assert_string_equal(buf_text(&buf), "abcdefgh-42!");
+  buf_free(&buf);
+  assert_null(buf.data);
+}
+
 /* Appending byte by byte past 256 keeps every byte, the NUL and a capacity
  * that is a doubling of 64. */
 static void test_growth(void **state) {
@@ -152,6 +178,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_empty),
       cmocka_unit_test(test_growth),
+      cmocka_unit_test(test_local_storage),
       cmocka_unit_test(test_big_append),
       cmocka_unit_test(test_printf_short_and_long),
       cmocka_unit_test(test_quoted),

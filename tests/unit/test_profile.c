@@ -221,6 +221,26 @@ static void test_fused_branches_count_the_same(void **state) {
   unit_vm_free(profiled);
 }
 
+/* An action builtin called as a statement through a value (f(x), f = say)
+ * runs without its action value in both loops: the BIND it skips is still
+ * an instruction, counted and profiled, and both loops allocate the same. */
+static void test_fused_builtin_binds_count_the_same(void **state) {
+  (void)state;
+  static const char *source =
+      "fn each(f, xs) { if isEmpty(xs) then return () else { f(head(xs)); each(f, tail(xs)) } }\n"
+      "main = { each(say, [1, 2, 3]); each(delay, [1us, 2us]) }\n";
+  UnitVM *plain = unit_vm_new(), *profiled = profiled_vm(1);
+  assert_runs_with_output(plain, source, "1\n2\n3\n");
+  assert_runs_with_output(profiled, source, "1\n2\n3\n");
+  assert_int_equal(vm_steps(plain->vm), vm_steps(profiled->vm));
+  char *json = report(profiled, 'j');
+  assert_int_equal(json_field(json, "BIND"), 6); /* the 5 say and delay skip, and <thread>'s */
+  assert_int_equal(json_field(json, "stack_continuations"), 7);
+  free(json);
+  unit_vm_free(plain);
+  unit_vm_free(profiled);
+}
+
 static void test_folded_stacks(void **state) {
   (void)state;
   UnitVM *u = profiled_vm(1);
@@ -421,6 +441,7 @@ int main(void) {
       cmocka_unit_test(test_json_is_valid_and_adds_up),
       cmocka_unit_test(test_counts_are_deterministic),
       cmocka_unit_test(test_fused_branches_count_the_same),
+      cmocka_unit_test(test_fused_builtin_binds_count_the_same),
       cmocka_unit_test(test_folded_stacks),
       cmocka_unit_test(test_text_report),
       cmocka_unit_test(test_profile_keeps_its_prototypes),
