@@ -753,12 +753,13 @@ static void note(Explorer *ex, Obj *object, bool write) {
     if (!write || thread->state != THREAD_BLOCKED) return;
     /* an exception thrown to a blocked thread takes it out of the queue of
      * what it waits on: that changes too */
+    Obj *waited = thread_wait_object(thread);
     if (thread->blocked_on == BLOCKED_STM) {
       for (int i = 0; i < thread->wait_count; i++) fp_add(&ex->fp, thread->wait_set[i]->explore_id, true);
-    } else if (thread->wait_object && thread->wait_object->type != OBJ_THREAD) {
-      note(ex, thread->wait_object, true);
-    } else if (thread->wait_object) {
-      fp_add(&ex->fp, thread_object(key_of(ex, (ObjThread *)thread->wait_object)), true);
+    } else if (waited && waited->type != OBJ_THREAD) {
+      note(ex, waited, true);
+    } else if (waited) {
+      fp_add(&ex->fp, thread_object(key_of(ex, (ObjThread *)waited)), true);
     }
   } else if (object->type == OBJ_TVAR) fp_add(&ex->fp, ((ObjTVar *)object)->explore_id, write);
   else if (object->type == OBJ_MVAR) fp_add(&ex->fp, ((ObjMVar *)object)->explore_id, write);
@@ -796,8 +797,8 @@ ObjThread *explore_pick(VM *vm, ObjThread *head) {
   if (previous && ex->strategy == EXPLORE_EXHAUSTIVE) {
     /* how its transition ended: what it blocks on, or its end */
     if (previous->state == THREAD_DONE) note(ex, &previous->obj, true);
-    else if (previous->state == THREAD_BLOCKED && previous->wait_object)
-      note(ex, previous->wait_object, true); /* an MVar's queue, or a throwTo's target */
+    else if (previous->state == THREAD_BLOCKED && thread_wait_object(previous))
+      note(ex, thread_wait_object(previous), true); /* an MVar's queue, or a throwTo's target */
   }
   int n = collect(ex, head);
   int k = decide(ex, false, previous, n);

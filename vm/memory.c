@@ -111,8 +111,9 @@ static void mark_thread(GrayStack *gray, ObjThread *thread) {
   }
   mark_obj(gray, (Obj *)thread->raised_by);
   mark_value(gray, thread->raised_value);
-  mark_obj(gray, thread->wait_object);
-  mark_value(gray, thread->wait_value);
+  mark_obj(gray, thread_wait_object(thread));
+  if (thread->blocked_on == BLOCKED_PUT) mark_value(gray, thread->wait_value);
+  /* by the count: a retry's set is the thread's before it is marked blocked */
   for (int i = 0; i < thread->wait_count; i++) mark_obj(gray, (Obj *)thread->wait_set[i]);
 }
 

@@ -101,16 +101,26 @@ struct ObjThread {
   MaskState mask;
 
   Timer delay_timer;       /* owned: a thread waits on one delay at a time */
-  Obj *wait_object;        /* the MVar (or, for BLOCKED_THROW, the thread) waited on */
-  Value wait_value;        /* BLOCKED_PUT: the value to put                */
-  ObjThread *wait_prev;    /* the MVar's queue of waiting threads          */
-  ObjThread *wait_next;
 
-  /* transactions: the logs of the running one are the VM's (StmLog) */
-  ObjTVar **wait_set;      /* blocked in retry: the read set it waits on  */
-  ObjTVar *wait_one;       /* (wait_one when it is one TVar: no malloc)   */
-  uint64_t block_seq;      /* when it blocked in retry                    */
-  int wait_count;
+  /* What a blocked thread waits on. It waits on one thing at a time, so an
+   * MVar's (or throwTo's) fields and a retry's share their storage: each
+   * kind means something only while `blocked_on` says it is that kind's
+   * wait (read them through it, or thread_wait_object). */
+  union {
+    struct {               /* BLOCKED_TAKE, _READ, _PUT and _THROW          */
+      Obj *wait_object;    /* the MVar (or, for BLOCKED_THROW, the thread) waited on */
+      Value wait_value;    /* BLOCKED_PUT: the value to put                */
+      ObjThread *wait_prev; /* the MVar's queue of waiting threads (not for throwTo) */
+      ObjThread *wait_next;
+    };
+    struct {               /* BLOCKED_STM; the running transaction's logs are the VM's (StmLog) */
+      ObjTVar **wait_set;  /* the read set it waits on: wait_count TVars  */
+      ObjTVar *wait_one;   /* (wait_one when it is one TVar: no malloc)   */
+      uint64_t block_seq;  /* when it blocked in retry                    */
+    };
+  };
+  int wait_count;          /* TVars in wait_set, 0 when it holds none: outside
+                              the union, so it is always true */
 
   int pending_count;       /* asynchronous exceptions not yet raised, FIFO */
   int pending_capacity;
@@ -139,6 +149,18 @@ struct ObjThread {
   CallFrame inline_frames[THREAD_INLINE_FRAMES];
   Value inline_stack[THREAD_INLINE_STACK];
 };
+
+/* The MVar, or for throwTo the thread, that `thread` is blocked on; NULL
+ * when it waits on nothing of the kind (a delay, a retry, or runnable). */
+static inline Obj *thread_wait_object(const ObjThread *thread) {
+  switch (thread->blocked_on) {
+    case BLOCKED_TAKE:
+    case BLOCKED_READ:
+    case BLOCKED_PUT:
+    case BLOCKED_THROW: return thread->wait_object;
+    default: return NULL;
+  }
+}
 
 /* The object a timer is part of, by its kind: a delay's thread, a
  * timeout's ObjTimeout, a registerDelay's TVar (a Timer is always a field
