@@ -85,8 +85,9 @@ typedef struct {
 #define THREAD_INLINE_FRAMES 2
 
 struct ObjThread {
-  /* Fields are grouped by size so the object has no holes: a million
-   * parked threads are a million of these (bench: forkIO 1000000). */
+  /* Fields are grouped by size so the object has no holes (but 3 bytes
+   * after in_transaction), and small ones are bytes: a million parked
+   * threads are a million of these (bench: forkIO 1000000). */
   Obj obj;
   ObjThread *parent;       /* io-sim's fork-tree id: the parent's id ... */
   ObjString *label;        /* labelThread, or NULL                  */
@@ -98,9 +99,10 @@ struct ObjThread {
   int stack_capacity;      /* values                                */
   int frame_count;
   int frame_capacity;
-  ThreadState state;
-  BlockReason blocked_on;
-  MaskState mask;
+  ThreadState state : 8;   /* a byte each, with `interrupted` one word */
+  BlockReason blocked_on : 8;
+  MaskState mask : 8;
+  bool interrupted;        /* woken from a wait by an exception: raise it even if masked */
 
   Timer delay_timer;       /* owned: a thread waits on one delay at a time */
 
@@ -139,7 +141,6 @@ struct ObjThread {
   int explore_key;         /* its id in schedule exploration (vm/explore.h), -1 until needed */
   int profile_index;       /* its row in the profile, when profiling */
   int serial;              /* creation order in this run: its timeline track */
-  bool interrupted;        /* woken from a wait by an exception: raise it even if masked */
   bool in_transaction;
   ObjThread *live_prev;    /* the VM's list of threads not yet done   */
   ObjThread *live_next;
