@@ -174,7 +174,7 @@ static void blacken(GrayStack *gray, Obj *obj) {
       break;
     case OBJ_CONS:
       mark_value(gray, ((ObjCons *)obj)->head);
-      mark_value(gray, ((ObjCons *)obj)->tail);
+      mark_obj(gray, (Obj *)((ObjCons *)obj)->tail);
       break;
     case OBJ_RECORD: {
       ObjRecord *record = (ObjRecord *)obj;
