@@ -432,13 +432,13 @@ const ReplayMismatch *explore_mismatch(const Explorer *ex) { return &ex->mismatc
 
 /* ---- the run queue ---- */
 
-static RunEntry *queue_at(RunQueue *q, int i) { return &q->items[(q->head + i) & (q->capacity - 1)]; }
+static Obj **queue_at(RunQueue *q, int i) { return &q->items[(q->head + i) & (q->capacity - 1)]; }
 
 /* Take `thread`'s entry out of the run queue, keeping the others' order. */
 static void queue_remove(VM *vm, ObjThread *thread) {
   RunQueue *q = &vm->run_queue;
   int i = 0;
-  while (i < q->count && (queue_at(q, i)->thread != thread || queue_at(q, i)->timeout)) i++;
+  while (i < q->count && *queue_at(q, i) != &thread->obj) i++; /* not a timeout's entry, for the thread */
   if (i == q->count) return;
   for (; i > 0; i--) *queue_at(q, i) = *queue_at(q, i - 1);
   q->head = (q->head + 1) & (q->capacity - 1);
@@ -449,13 +449,13 @@ static void queue_push_front(VM *vm, ObjThread *thread) {
   RunQueue *q = &vm->run_queue;
   if (q->count == q->capacity) {
     sched_enqueue(vm, thread); /* grows the ring; then rotate it to the front */
-    RunEntry last = *queue_at(q, q->count - 1);
+    Obj *last = *queue_at(q, q->count - 1);
     for (int i = q->count - 1; i > 0; i--) *queue_at(q, i) = *queue_at(q, i - 1);
     *queue_at(q, 0) = last;
     return;
   }
   q->head = (q->head - 1) & (q->capacity - 1);
-  q->items[q->head] = (RunEntry){thread, NULL};
+  q->items[q->head] = &thread->obj;
   q->count++;
 }
 
@@ -471,9 +471,9 @@ static int collect(Explorer *ex, ObjThread *first) {
   int n = 0;
   ex->cand[n++] = first;
   for (int i = 0; i < q->count; i++) {
-    RunEntry *entry = queue_at(q, i);
-    if (entry->timeout || entry->thread == first || entry->thread->state != THREAD_RUNNABLE) continue;
-    ex->cand[n++] = entry->thread;
+    Obj *entry = *queue_at(q, i);
+    if (entry->type != OBJ_THREAD || entry == &first->obj || ((ObjThread *)entry)->state != THREAD_RUNNABLE) continue;
+    ex->cand[n++] = (ObjThread *)entry;
   }
   bool keyed = ex->strategy != EXPLORE_DEFAULT && ex->strategy != EXPLORE_RANDOM;
   for (int i = 0; i < n; i++) ex->cand_key[i] = keyed || i == 0 ? key_of(ex, ex->cand[i]) : -1;
@@ -622,8 +622,8 @@ static void inherit_sleep(const Node *parent, Node *node) {
 static bool interrupt_queued(VM *vm) {
   RunQueue *q = &vm->run_queue;
   for (int i = 0; i < q->count; i++) {
-    RunEntry *entry = queue_at(q, i);
-    if (entry->timeout && entry->timeout->state == TIMEOUT_FIRED) return true;
+    Obj *entry = *queue_at(q, i);
+    if (entry->type == OBJ_TIMEOUT && ((ObjTimeout *)entry)->state == TIMEOUT_FIRED) return true;
   }
   return false;
 }

@@ -153,11 +153,9 @@ static void mark_roots(VM *vm, GrayStack *gray) {
   mark_value(gray, vm->main_action);
   for (ObjThread *t = vm->live; t; t = t->live_next) mark_obj(gray, (Obj *)t);
   mark_stm_log(vm, gray);
-  for (int i = 0; i < vm->run_queue.count; i++) {
-    RunEntry *entry = &vm->run_queue.items[(vm->run_queue.head + i) & (vm->run_queue.capacity - 1)];
-    mark_obj(gray, (Obj *)entry->thread);
-    mark_obj(gray, (Obj *)entry->timeout);
-  }
+  /* a timeout's entry: marking it marks its thread */
+  for (int i = 0; i < vm->run_queue.count; i++)
+    mark_obj(gray, vm->run_queue.items[(vm->run_queue.head + i) & (vm->run_queue.capacity - 1)]);
   /* stale entries too: they point at their owners until they go */
   for (int i = 0; i < vm->timers.count; i++) mark_obj(gray, timer_owner(vm->timers.items[i].timer));
   /* the profile names the prototypes it counted, and outlives the frames

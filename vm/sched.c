@@ -9,11 +9,11 @@
 #include "mvar.h"
 #include "stm.h"
 
-static void run_queue_push(VM *vm, RunEntry entry) {
+static void run_queue_push(VM *vm, Obj *entry) {
   RunQueue *q = &vm->run_queue;
   if (q->count == q->capacity) {
     int capacity = q->capacity ? q->capacity * 2 : 64;
-    RunEntry *items = xrealloc(NULL, (size_t)capacity * sizeof(RunEntry));
+    Obj **items = xrealloc(NULL, (size_t)capacity * sizeof *items);
     for (int i = 0; i < q->count; i++) items[i] = q->items[(q->head + i) & (q->capacity - 1)];
     free(q->items);
     q->items = items;
@@ -25,9 +25,9 @@ static void run_queue_push(VM *vm, RunEntry entry) {
   if (q->count > vm->stats.run_queue_peak) vm->stats.run_queue_peak = q->count;
 }
 
-static RunEntry run_queue_pop(VM *vm) {
+static Obj *run_queue_pop(VM *vm) {
   RunQueue *q = &vm->run_queue;
-  RunEntry entry = q->items[q->head];
+  Obj *entry = q->items[q->head];
   q->head = (q->head + 1) & (q->capacity - 1);
   q->count--;
   return entry;
@@ -39,7 +39,7 @@ void run_queue_free(RunQueue *queue) {
   queue->count = queue->capacity = queue->head = 0;
 }
 
-void sched_enqueue(VM *vm, ObjThread *thread) { run_queue_push(vm, (RunEntry){thread, NULL}); }
+void sched_enqueue(VM *vm, ObjThread *thread) { run_queue_push(vm, &thread->obj); }
 
 int64_t sched_deadline(int64_t now, int64_t ns) {
   if (ns < 0) ns = 0;
@@ -244,7 +244,7 @@ static void fire_timers(VM *vm) {
     if (vm->due[i]->kind != TIMER_TIMEOUT) continue;
     ObjTimeout *timeout = (ObjTimeout *)timer_owner(vm->due[i]);
     timeout->state = TIMEOUT_FIRED;
-    run_queue_push(vm, (RunEntry){timeout->thread, timeout});
+    run_queue_push(vm, &timeout->obj);
   }
 }
 
@@ -529,18 +529,20 @@ SimStatus sched_main_ended(VM *vm, SimStatus status) {
 ObjThread *sched_next(VM *vm, SimStatus *status) {
   for (;;) {
     while (vm->run_queue.count) {
-      RunEntry entry = run_queue_pop(vm);
-      if (entry.timeout) {
-        if (entry.timeout->state != TIMEOUT_FIRED) continue; /* the action finished first */
-        supersede_timeouts(entry.thread);
-        entry.timeout->state = TIMEOUT_THROWN;
-        sched_throw_to(vm, NULL, entry.thread, OBJ_VAL(entry.timeout));
+      Obj *entry = run_queue_pop(vm);
+      if (entry->type == OBJ_TIMEOUT) {
+        ObjTimeout *timeout = (ObjTimeout *)entry;
+        if (timeout->state != TIMEOUT_FIRED) continue; /* the action finished first */
+        supersede_timeouts(timeout->thread);
+        timeout->state = TIMEOUT_THROWN;
+        sched_throw_to(vm, NULL, timeout->thread, OBJ_VAL(timeout));
         continue;
       }
-      if (entry.thread->state != THREAD_RUNNABLE) continue;
-      if (vm->explore && !(entry.thread = explore_pick(vm, entry.thread))) return *status = SIM_LIMIT, NULL;
-      vm->current = entry.thread;
-      return entry.thread;
+      ObjThread *thread = (ObjThread *)entry;
+      if (thread->state != THREAD_RUNNABLE) continue;
+      if (vm->explore && !(thread = explore_pick(vm, thread))) return *status = SIM_LIMIT, NULL;
+      vm->current = thread;
+      return thread;
     }
     Timer *first = timer_heap_peek(&vm->timers);
     if (!first) {
