@@ -267,6 +267,9 @@ static size_t object_size(Obj *obj) {
   return 0;
 }
 
+/* The types finalize has something to do for: the sweep calls it for them only. */
+#define FINALIZED_TYPES (1u << OBJ_PROTO | 1u << OBJ_THREAD | 1u << OBJ_TVAR)
+
 /* Release what a dead object owns besides its own storage (the heap takes that). */
 static void finalize(VM *vm, Obj *obj) {
   switch (obj->type) {
@@ -297,7 +300,7 @@ static bool sweep_object(void *ctx, Obj *obj) {
   }
   VM *vm = ctx;
   vm->bytes_allocated -= object_size(obj);
-  finalize(vm, obj);
+  if (FINALIZED_TYPES >> obj->type & 1) finalize(vm, obj);
   return true;
 }
 
