@@ -56,7 +56,7 @@ static bool nat_length(VM *vm, Value *args, Value *result) {
   }
   EXPECT(IS_LIST(args[0]), "length needs a list, string or record, not %s", value_type_name(args[0]));
   int64_t n = 0;
-  for (Value v = args[0]; IS_CONS(v); v = AS_CONS(v)->tail) n++;
+  for (ObjCons *c = list_cell(args[0]); c; c = c->tail) n++;
   vm_work(vm, (uint64_t)n);
   *result = INT_VAL(n);
   return true;
@@ -75,7 +75,7 @@ static bool nat_head(VM *vm, Value *args, Value *result) {
 
 static bool nat_tail(VM *vm, Value *args, Value *result) {
   EXPECT(IS_CONS(args[0]), "tail of an empty list");
-  *result = AS_CONS(args[0])->tail;
+  *result = cons_tail(AS_CONS(args[0]));
   return true;
 }
 
@@ -91,10 +91,10 @@ static bool nat_is_empty(VM *vm, Value *args, Value *result) {
 
 static bool nat_nth(VM *vm, Value *args, Value *result) {
   int64_t i = AS_INT(args[1]), n = 0;
-  for (Value v = args[0]; IS_CONS(v); v = AS_CONS(v)->tail, n++) {
+  for (ObjCons *c = list_cell(args[0]); c; c = c->tail, n++) {
     if (n == i) {
       vm_work(vm, (uint64_t)n);
-      *result = AS_CONS(v)->head;
+      *result = c->head;
       return true;
     }
   }
@@ -274,14 +274,14 @@ static bool nat_error(VM *vm, Value *args, Value *result) {
 static bool nat_join(VM *vm, Value *args, Value *result) {
   Buffer out;
   buf_init(&out);
-  for (Value v = args[1]; IS_CONS(v); v = AS_CONS(v)->tail) {
-    Value item = AS_CONS(v)->head;
+  for (ObjCons *c = list_cell(args[1]); c; c = c->tail) {
+    Value item = c->head;
     if (!IS_STRING(item)) {
       buf_free(&out);
       rt_error(vm, "join needs a list of strings, but it holds %s", value_type_name(item));
       return false;
     }
-    if (v.as.obj != args[1].as.obj) buf_append(&out, AS_CSTRING(args[0]), (size_t)AS_STRING(args[0])->length);
+    if (c != AS_CONS(args[1])) buf_append(&out, AS_CSTRING(args[0]), (size_t)AS_STRING(args[0])->length);
     buf_append(&out, AS_CSTRING(item), (size_t)AS_STRING(item)->length);
   }
   return string_result(vm, &out, "join", result);

@@ -432,13 +432,13 @@ const ReplayMismatch *explore_mismatch(const Explorer *ex) { return &ex->mismatc
 
 /* ---- the run queue ---- */
 
-static RunEntry *queue_at(RunQueue *q, int i) { return &q->items[(q->head + i) & (q->capacity - 1)]; }
+static Obj **queue_at(RunQueue *q, int i) { return &q->items[(q->head + i) & (q->capacity - 1)]; }
 
 /* Take `thread`'s entry out of the run queue, keeping the others' order. */
 static void queue_remove(VM *vm, ObjThread *thread) {
   RunQueue *q = &vm->run_queue;
   int i = 0;
-  while (i < q->count && (queue_at(q, i)->thread != thread || queue_at(q, i)->timeout)) i++;
+  while (i < q->count && *queue_at(q, i) != &thread->obj) i++; /* not a timeout's entry, for the thread */
   if (i == q->count) return;
   for (; i > 0; i--) *queue_at(q, i) = *queue_at(q, i - 1);
   q->head = (q->head + 1) & (q->capacity - 1);
@@ -449,13 +449,13 @@ static void queue_push_front(VM *vm, ObjThread *thread) {
   RunQueue *q = &vm->run_queue;
   if (q->count == q->capacity) {
     sched_enqueue(vm, thread); /* grows the ring; then rotate it to the front */
-    RunEntry last = *queue_at(q, q->count - 1);
+    Obj *last = *queue_at(q, q->count - 1);
     for (int i = q->count - 1; i > 0; i--) *queue_at(q, i) = *queue_at(q, i - 1);
     *queue_at(q, 0) = last;
     return;
   }
   q->head = (q->head - 1) & (q->capacity - 1);
-  q->items[q->head] = (RunEntry){thread, NULL};
+  q->items[q->head] = &thread->obj;
   q->count++;
 }
 
@@ -471,9 +471,9 @@ static int collect(Explorer *ex, ObjThread *first) {
   int n = 0;
   ex->cand[n++] = first;
   for (int i = 0; i < q->count; i++) {
-    RunEntry *entry = queue_at(q, i);
-    if (entry->timeout || entry->thread == first || entry->thread->state != THREAD_RUNNABLE) continue;
-    ex->cand[n++] = entry->thread;
+    Obj *entry = *queue_at(q, i);
+    if (entry->type != OBJ_THREAD || entry == &first->obj || ((ObjThread *)entry)->state != THREAD_RUNNABLE) continue;
+    ex->cand[n++] = (ObjThread *)entry;
   }
   bool keyed = ex->strategy != EXPLORE_DEFAULT && ex->strategy != EXPLORE_RANDOM;
   for (int i = 0; i < n; i++) ex->cand_key[i] = keyed || i == 0 ? key_of(ex, ex->cand[i]) : -1;
@@ -622,8 +622,8 @@ static void inherit_sleep(const Node *parent, Node *node) {
 static bool interrupt_queued(VM *vm) {
   RunQueue *q = &vm->run_queue;
   for (int i = 0; i < q->count; i++) {
-    RunEntry *entry = queue_at(q, i);
-    if (entry->timeout && entry->timeout->state == TIMEOUT_FIRED) return true;
+    Obj *entry = *queue_at(q, i);
+    if (entry->type == OBJ_TIMEOUT && ((ObjTimeout *)entry)->state == TIMEOUT_FIRED) return true;
   }
   return false;
 }
@@ -753,12 +753,13 @@ static void note(Explorer *ex, Obj *object, bool write) {
     if (!write || thread->state != THREAD_BLOCKED) return;
     /* an exception thrown to a blocked thread takes it out of the queue of
      * what it waits on: that changes too */
+    Obj *waited = thread_wait_object(thread);
     if (thread->blocked_on == BLOCKED_STM) {
       for (int i = 0; i < thread->wait_count; i++) fp_add(&ex->fp, thread->wait_set[i]->explore_id, true);
-    } else if (thread->wait_object && thread->wait_object->type != OBJ_THREAD) {
-      note(ex, thread->wait_object, true);
-    } else if (thread->wait_object) {
-      fp_add(&ex->fp, thread_object(key_of(ex, (ObjThread *)thread->wait_object)), true);
+    } else if (waited && waited->type != OBJ_THREAD) {
+      note(ex, waited, true);
+    } else if (waited) {
+      fp_add(&ex->fp, thread_object(key_of(ex, (ObjThread *)waited)), true);
     }
   } else if (object->type == OBJ_TVAR) fp_add(&ex->fp, ((ObjTVar *)object)->explore_id, write);
   else if (object->type == OBJ_MVAR) fp_add(&ex->fp, ((ObjMVar *)object)->explore_id, write);
@@ -796,8 +797,8 @@ ObjThread *explore_pick(VM *vm, ObjThread *head) {
   if (previous && ex->strategy == EXPLORE_EXHAUSTIVE) {
     /* how its transition ended: what it blocks on, or its end */
     if (previous->state == THREAD_DONE) note(ex, &previous->obj, true);
-    else if (previous->state == THREAD_BLOCKED && previous->wait_object)
-      note(ex, previous->wait_object, true); /* an MVar's queue, or a throwTo's target */
+    else if (previous->state == THREAD_BLOCKED && thread_wait_object(previous))
+      note(ex, thread_wait_object(previous), true); /* an MVar's queue, or a throwTo's target */
   }
   int n = collect(ex, head);
   int k = decide(ex, false, previous, n);

@@ -779,7 +779,7 @@ next_thread:
       DISPATCH();
     }
     if (index == BUILTIN_tail && IS_CONS(arg)) {
-      PEEK(0) = AS_CONS(arg)->tail;
+      PEEK(0) = cons_tail(AS_CONS(arg));
       DISPATCH();
     }
     if (index == BUILTIN_cons && IS_LIST(arg)) {

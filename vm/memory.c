@@ -94,8 +94,9 @@ static void mark_thread(GrayStack *gray, ObjThread *thread) {
   }
   mark_obj(gray, (Obj *)thread->raised_by);
   mark_value(gray, thread->raised_value);
-  mark_obj(gray, thread->wait_object);
-  mark_value(gray, thread->wait_value);
+  mark_obj(gray, thread_wait_object(thread));
+  if (thread->blocked_on == BLOCKED_PUT) mark_value(gray, thread->wait_value);
+  /* by the count: a retry's set is the thread's before it is marked blocked */
   for (int i = 0; i < thread->wait_count; i++) mark_obj(gray, (Obj *)thread->wait_set[i]);
 }
 
@@ -135,11 +136,9 @@ static void mark_roots(VM *vm, GrayStack *gray) {
   mark_value(gray, vm->main_action);
   for (ObjThread *t = vm->live; t; t = t->live_next) mark_obj(gray, (Obj *)t);
   mark_stm_log(vm, gray);
-  for (int i = 0; i < vm->run_queue.count; i++) {
-    RunEntry *entry = &vm->run_queue.items[(vm->run_queue.head + i) & (vm->run_queue.capacity - 1)];
-    mark_obj(gray, (Obj *)entry->thread);
-    mark_obj(gray, (Obj *)entry->timeout);
-  }
+  /* a timeout's entry: marking it marks its thread */
+  for (int i = 0; i < vm->run_queue.count; i++)
+    mark_obj(gray, vm->run_queue.items[(vm->run_queue.head + i) & (vm->run_queue.capacity - 1)]);
   /* stale entries too: they point at their owners until they go */
   for (int i = 0; i < vm->timers.count; i++) mark_obj(gray, timer_owner(vm->timers.items[i].timer));
   /* the profile names the prototypes it counted, and outlives the frames
@@ -156,7 +155,7 @@ static void blacken(GrayStack *gray, Obj *obj) {
       break;
     case OBJ_CONS:
       mark_value(gray, ((ObjCons *)obj)->head);
-      mark_value(gray, ((ObjCons *)obj)->tail);
+      mark_obj(gray, (Obj *)((ObjCons *)obj)->tail);
       break;
     case OBJ_RECORD: {
       ObjRecord *record = (ObjRecord *)obj;
@@ -251,6 +250,9 @@ static size_t object_size(Obj *obj) {
   return 0;
 }
 
+/* The types finalize has something to do for: the sweep calls it for them only. */
+#define FINALIZED_TYPES (1u << OBJ_PROTO | 1u << OBJ_THREAD | 1u << OBJ_TVAR)
+
 /* Release what a dead object owns besides its own storage (the heap takes that). */
 static void finalize(VM *vm, Obj *obj) {
   switch (obj->type) {
@@ -281,7 +283,7 @@ static bool sweep_object(void *ctx, Obj *obj) {
   }
   VM *vm = ctx;
   vm->bytes_allocated -= object_size(obj);
-  finalize(vm, obj);
+  if (FINALIZED_TYPES >> obj->type & 1) finalize(vm, obj);
   return true;
 }
 

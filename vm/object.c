@@ -69,7 +69,7 @@ ObjString *obj_stringf(VM *vm, const char *fmt, ...) {
 ObjCons *obj_cons(VM *vm, Value head, Value tail) {
   ObjCons *cons = ALLOCATE(vm, ObjCons, 0, OBJ_CONS);
   cons->head = head;
-  cons->tail = tail;
+  cons->tail = IS_NIL(tail) ? NULL : AS_CONS(tail);
   return cons;
 }
 

@@ -49,11 +49,14 @@ typedef struct {
   char chars[];
 } ObjString;
 
-typedef struct {
+/* The tail is a pointer, not a Value: a list is only ever NIL_VAL or a
+ * cons, and a cell is 32 bytes instead of 40. */
+typedef struct ObjCons ObjCons;
+struct ObjCons {
   Obj obj;
   Value head;
-  Value tail;         /* NIL_VAL or another cons */
-} ObjCons;
+  ObjCons *tail;      /* the next cell, or NULL at the end of the list */
+};
 
 typedef struct {
   ObjString *name;
@@ -238,6 +241,13 @@ typedef struct {
 #define AS_TVAR(v)       ((ObjTVar *)AS_OBJ(v))
 #define AS_CONTINUATION(v) ((ObjContinuation *)AS_OBJ(v))
 
+/* The first cell of `v` when it is a non-empty list, else NULL: walk a
+ * list with `for (ObjCons *c = list_cell(v); c; c = c->tail)`. */
+static inline ObjCons *list_cell(Value v) { return IS_CONS(v) ? AS_CONS(v) : NULL; }
+
+/* The rest of the list after `cons`, as a value. */
+static inline Value cons_tail(const ObjCons *cons) { return cons->tail ? OBJ_VAL(cons->tail) : NIL_VAL; }
+
 /* A block closure is an action; so is a primitive action value. */
 #define IS_BLOCK_CLOSURE(v) (IS_CLOSURE(v) && AS_CLOSURE(v)->proto->kind == PROTO_BLOCK)
 /* Closures that can be called. */
@@ -264,6 +274,7 @@ ObjString *obj_find_interned(VM *vm, ObjString *s);
 ObjString *obj_cstring(VM *vm, const char *chars);
 /* printf into a new interned string (truncated at 4 KiB). */
 ObjString *obj_stringf(VM *vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A cell in front of `tail`, which is a list: NIL_VAL or a cons. */
 ObjCons *obj_cons(VM *vm, Value head, Value tail);
 /* A record with `count` fields, all unit; the caller fills names and values. */
 ObjRecord *obj_record(VM *vm, int count);

@@ -126,9 +126,9 @@ bool ops_concat(VM *vm, Value a, Value b, Value *out) {
     gc_push_root(vm, OBJ_VAL(first));
     ObjCons *last = first;
     uint64_t cells = 1;
-    for (Value v = AS_CONS(a)->tail; IS_CONS(v); v = AS_CONS(v)->tail, cells++) {
-      ObjCons *cell = obj_cons(vm, AS_CONS(v)->head, b);
-      last->tail = OBJ_VAL(cell);
+    for (ObjCons *c = AS_CONS(a)->tail; c; c = c->tail, cells++) {
+      ObjCons *cell = obj_cons(vm, c->head, b);
+      last->tail = cell;
       last = cell;
     }
     gc_pop_root(vm);
@@ -168,10 +168,10 @@ bool ops_index(VM *vm, Value object, Value index, Value *out) {
       return false;
     }
     int64_t i = AS_INT(index), n = 0;
-    for (Value v = object; IS_CONS(v); v = AS_CONS(v)->tail, n++) {
+    for (ObjCons *c = list_cell(object); c; c = c->tail, n++) {
       if (n == i) {
         vm_work(vm, (uint64_t)n);
-        *out = AS_CONS(v)->head;
+        *out = c->head;
         return true;
       }
     }

@@ -135,10 +135,11 @@ PrimResult op_tx_trace(VM *vm, ObjThread *thread, CallFrame *frame) {
     return sched_yield(vm, thread) ? PRIM_SWITCH : PRIM_NEXT;
   }
   Value entry = AS_CONS(due)->head;
-  frame->slots[2] = AS_CONS(due)->tail;
-  Value f = AS_CONS(entry)->head, rest = AS_CONS(entry)->tail;
-  Value old = AS_CONS(rest)->head, now_value = AS_CONS(AS_CONS(rest)->tail)->head;
-  Value tvar = AS_CONS(AS_CONS(AS_CONS(rest)->tail)->tail)->head;
+  frame->slots[2] = cons_tail(AS_CONS(due));
+  /* [f, old, new, tvar] (stm.c) */
+  ObjCons *cell = AS_CONS(entry);
+  Value f = cell->head, old = cell->tail->head, now_value = cell->tail->tail->head;
+  Value tvar = cell->tail->tail->tail->head;
   *thread->sp++ = tvar;
   *thread->sp++ = f;
   *thread->sp++ = old;

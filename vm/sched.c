@@ -11,7 +11,7 @@
 
 void run_queue_grow(RunQueue *q) {
   int capacity = q->capacity ? q->capacity * 2 : 64;
-  RunEntry *items = xrealloc(NULL, (size_t)capacity * sizeof(RunEntry));
+  Obj **items = xrealloc(NULL, (size_t)capacity * sizeof *items);
   for (int i = 0; i < q->count; i++) items[i] = q->items[(q->head + i) & (q->capacity - 1)];
   free(q->items);
   q->items = items;
@@ -19,9 +19,9 @@ void run_queue_grow(RunQueue *q) {
   q->capacity = capacity;
 }
 
-static RunEntry run_queue_pop(VM *vm) {
+static Obj *run_queue_pop(VM *vm) {
   RunQueue *q = &vm->run_queue;
-  RunEntry entry = q->items[q->head];
+  Obj *entry = q->items[q->head];
   q->head = (q->head + 1) & (q->capacity - 1);
   q->count--;
   return entry;
@@ -225,7 +225,7 @@ static void fire_timers(VM *vm) {
     if (vm->due[i]->kind != TIMER_TIMEOUT) continue;
     ObjTimeout *timeout = (ObjTimeout *)timer_owner(vm->due[i]);
     timeout->state = TIMEOUT_FIRED;
-    run_queue_push(vm, (RunEntry){timeout->thread, timeout});
+    run_queue_push(vm, &timeout->obj);
   }
 }
 
@@ -510,18 +510,20 @@ SimStatus sched_main_ended(VM *vm, SimStatus status) {
 ObjThread *sched_next(VM *vm, SimStatus *status) {
   for (;;) {
     while (vm->run_queue.count) {
-      RunEntry entry = run_queue_pop(vm);
-      if (entry.timeout) {
-        if (entry.timeout->state != TIMEOUT_FIRED) continue; /* the action finished first */
-        supersede_timeouts(entry.thread);
-        entry.timeout->state = TIMEOUT_THROWN;
-        sched_throw_to(vm, NULL, entry.thread, OBJ_VAL(entry.timeout));
+      Obj *entry = run_queue_pop(vm);
+      if (entry->type == OBJ_TIMEOUT) {
+        ObjTimeout *timeout = (ObjTimeout *)entry;
+        if (timeout->state != TIMEOUT_FIRED) continue; /* the action finished first */
+        supersede_timeouts(timeout->thread);
+        timeout->state = TIMEOUT_THROWN;
+        sched_throw_to(vm, NULL, timeout->thread, OBJ_VAL(timeout));
         continue;
       }
-      if (entry.thread->state != THREAD_RUNNABLE) continue;
-      if (vm->explore && !(entry.thread = explore_pick(vm, entry.thread))) return *status = SIM_LIMIT, NULL;
-      vm->current = entry.thread;
-      return entry.thread;
+      ObjThread *thread = (ObjThread *)entry;
+      if (thread->state != THREAD_RUNNABLE) continue;
+      if (vm->explore && !(thread = explore_pick(vm, thread))) return *status = SIM_LIMIT, NULL;
+      vm->current = thread;
+      return thread;
     }
     Timer *first = timer_heap_peek(&vm->timers);
     if (!first) {

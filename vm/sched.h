@@ -14,9 +14,9 @@
 /* Double the run queue's ring (or make its first), keeping the order. */
 void run_queue_grow(RunQueue *queue);
 
-/* Append an entry to the run queue. Inline: every wake, fork and yield
- * queues one. */
-static inline void run_queue_push(VM *vm, RunEntry entry) {
+/* Append an entry (a thread, or a fired timeout: vm/state.h) to the run
+ * queue. Inline: every wake, fork and yield queues one. */
+static inline void run_queue_push(VM *vm, Obj *entry) {
   RunQueue *q = &vm->run_queue;
   if (__builtin_expect(q->count == q->capacity, 0)) run_queue_grow(q);
   q->items[(q->head + q->count) & (q->capacity - 1)] = entry;
@@ -25,7 +25,7 @@ static inline void run_queue_push(VM *vm, RunEntry entry) {
 }
 
 /* Append a runnable thread to the run queue. */
-static inline void sched_enqueue(VM *vm, ObjThread *thread) { run_queue_push(vm, (RunEntry){thread, NULL}); }
+static inline void sched_enqueue(VM *vm, ObjThread *thread) { run_queue_push(vm, &thread->obj); }
 
 /* A scheduling point where the running thread goes on behind the run
  * queue (yield, a commit's fairness rule, the start of a timeout). True:

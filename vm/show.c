@@ -161,7 +161,7 @@ bool value_show_bounded(Buffer *buf, Value value, bool quote, size_t limit) {
       if (IS_CONS(top->rest)) {
         if (top->rest.as.obj != top->value.as.obj) buf_append(buf, ", ", 2);
         pending = AS_CONS(top->rest)->head;
-        top->rest = AS_CONS(top->rest)->tail;
+        top->rest = cons_tail(AS_CONS(top->rest));
         has_pending = true;
       } else {
         buf_append(buf, "]", 1);

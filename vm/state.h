@@ -53,17 +53,13 @@
 
 #define VM_MAX_SINKS 8
 
-/* A run-queue entry: a thread to resume, or (timeout set) the interrupt of a
- * fired timeout, queued behind the threads woken at the same instant as io-sim
- * forks a thread to throw it. */
+/* FIFO ring buffer of run entries. An entry is a thread to resume, or (an
+ * ObjTimeout, told apart by its type) the interrupt of a fired timeout for
+ * the timeout's thread, queued behind the threads woken at the same
+ * instant as io-sim forks a thread to throw it. One pointer an entry: a
+ * million runnable threads are a million entries. */
 typedef struct {
-  ObjThread *thread;
-  ObjTimeout *timeout;
-} RunEntry;
-
-/* FIFO ring buffer of run entries. */
-typedef struct {
-  RunEntry *items;
+  Obj **items;
   int head;
   int count;
   int capacity;       /* a power of two */

@@ -216,6 +216,8 @@ void stm_block(VM *vm, ObjThread *thread) {
   } else if (count > 1) {
     thread->wait_set = xrealloc(NULL, (size_t)count * sizeof *thread->wait_set);
     memcpy(thread->wait_set, log->reads, (size_t)count * sizeof *thread->wait_set);
+  } else {
+    thread->wait_set = NULL;
   }
   thread->wait_count = count;
   stm_end(vm, thread);

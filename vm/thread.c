@@ -29,9 +29,7 @@ ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   thread->delay_timer.set = false;
   thread->delay_timer.kind = TIMER_DELAY;
   thread->in_transaction = false;
-  thread->wait_set = NULL;
   thread->wait_count = 0;
-  thread->block_seq = 0;
   thread->mask = MASK_NONE;
   thread->interrupted = false;
   thread->wait_object = NULL;
@@ -211,8 +209,8 @@ Pending thread_take_pending(ObjThread *thread) {
 }
 
 void thread_drop_wait_set(ObjThread *thread) {
-  if (thread->wait_set != &thread->wait_one) free(thread->wait_set);
-  thread->wait_set = NULL;
+  /* by the count, not the pointer: the union may hold an MVar wait */
+  if (thread->wait_count > 1) free(thread->wait_set);
   thread->wait_count = 0;
 }
 

@@ -79,12 +79,15 @@ typedef struct {
   ObjThread *from;         /* the thread that threw it (NULL: a timeout)       */
 } Pending;
 
-#define THREAD_INLINE_STACK 4   /* values */
+/* What `delay(d) >> say(s)` needs, even when it is killed while it waits:
+ * each inline value is 16 bytes of every thread (bench: forkIO 1000000). */
+#define THREAD_INLINE_STACK 3   /* values */
 #define THREAD_INLINE_FRAMES 2
 
 struct ObjThread {
-  /* Fields are grouped by size so the object has no holes: a million
-   * parked threads are a million of these (bench: forkIO 1000000). */
+  /* Fields are grouped by size so the object has no holes (but 3 bytes
+   * after in_transaction), and small ones are bytes: a million parked
+   * threads are a million of these (bench: forkIO 1000000). */
   Obj obj;
   ObjThread *parent;       /* io-sim's fork-tree id: the parent's id ... */
   ObjString *label;        /* labelThread, or NULL                  */
@@ -96,21 +99,32 @@ struct ObjThread {
   int stack_capacity;      /* values                                */
   int frame_count;
   int frame_capacity;
-  ThreadState state;
-  BlockReason blocked_on;
-  MaskState mask;
+  ThreadState state : 8;   /* a byte each, with `interrupted` one word */
+  BlockReason blocked_on : 8;
+  MaskState mask : 8;
+  bool interrupted;        /* woken from a wait by an exception: raise it even if masked */
 
   Timer delay_timer;       /* owned: a thread waits on one delay at a time */
-  Obj *wait_object;        /* the MVar (or, for BLOCKED_THROW, the thread) waited on */
-  Value wait_value;        /* BLOCKED_PUT: the value to put                */
-  ObjThread *wait_prev;    /* the MVar's queue of waiting threads          */
-  ObjThread *wait_next;
 
-  /* transactions: the logs of the running one are the VM's (StmLog) */
-  ObjTVar **wait_set;      /* blocked in retry: the read set it waits on  */
-  ObjTVar *wait_one;       /* (wait_one when it is one TVar: no malloc)   */
-  uint64_t block_seq;      /* when it blocked in retry                    */
-  int wait_count;
+  /* What a blocked thread waits on. It waits on one thing at a time, so an
+   * MVar's (or throwTo's) fields and a retry's share their storage: each
+   * kind means something only while `blocked_on` says it is that kind's
+   * wait (read them through it, or thread_wait_object). */
+  union {
+    struct {               /* BLOCKED_TAKE, _READ, _PUT and _THROW          */
+      Obj *wait_object;    /* the MVar (or, for BLOCKED_THROW, the thread) waited on */
+      Value wait_value;    /* BLOCKED_PUT: the value to put                */
+      ObjThread *wait_prev; /* the MVar's queue of waiting threads (not for throwTo) */
+      ObjThread *wait_next;
+    };
+    struct {               /* BLOCKED_STM; the running transaction's logs are the VM's (StmLog) */
+      ObjTVar **wait_set;  /* the read set it waits on: wait_count TVars  */
+      ObjTVar *wait_one;   /* (wait_one when it is one TVar: no malloc)   */
+      uint64_t block_seq;  /* when it blocked in retry                    */
+    };
+  };
+  int wait_count;          /* TVars in wait_set, 0 when it holds none: outside
+                              the union, so it is always true */
 
   int pending_count;       /* asynchronous exceptions not yet raised, FIFO */
   int pending_capacity;
@@ -127,7 +141,6 @@ struct ObjThread {
   int explore_key;         /* its id in schedule exploration (vm/explore.h), -1 until needed */
   int profile_index;       /* its row in the profile, when profiling */
   int serial;              /* creation order in this run: its timeline track */
-  bool interrupted;        /* woken from a wait by an exception: raise it even if masked */
   bool in_transaction;
   ObjThread *live_prev;    /* the VM's list of threads not yet done   */
   ObjThread *live_next;
@@ -139,6 +152,18 @@ struct ObjThread {
   CallFrame inline_frames[THREAD_INLINE_FRAMES];
   Value inline_stack[THREAD_INLINE_STACK];
 };
+
+/* The MVar, or for throwTo the thread, that `thread` is blocked on; NULL
+ * when it waits on nothing of the kind (a delay, a retry, or runnable). */
+static inline Obj *thread_wait_object(const ObjThread *thread) {
+  switch (thread->blocked_on) {
+    case BLOCKED_TAKE:
+    case BLOCKED_READ:
+    case BLOCKED_PUT:
+    case BLOCKED_THROW: return thread->wait_object;
+    default: return NULL;
+  }
+}
 
 /* The object a timer is part of, by its kind: a delay's thread, a
  * timeout's ObjTimeout, a registerDelay's TVar (a Timer is always a field

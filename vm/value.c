@@ -147,8 +147,8 @@ bool value_equal_counted(Value a, Value b, uint64_t *visited) {
       }
     }
     if (IS_CONS(x)) {
-      stack[count++] = AS_CONS(x)->tail;
-      stack[count++] = AS_CONS(y)->tail;
+      stack[count++] = cons_tail(AS_CONS(x));
+      stack[count++] = cons_tail(AS_CONS(y));
       stack[count++] = AS_CONS(x)->head;
       stack[count++] = AS_CONS(y)->head;
     } else if (IS_SOME(x)) {

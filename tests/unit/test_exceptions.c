@@ -425,7 +425,7 @@ static void test_pending_raised_at_blocking_operation(void **state) {
                           "main done at 1us\n");
   Value result = vm_result(u->vm);
   assert_true(IS_CONS(result));
-  Value m = AS_CONS(result)->head, tv = AS_CONS(AS_CONS(result)->tail)->head;
+  Value m = AS_CONS(result)->head, tv = AS_CONS(result)->tail->head;
   assert_null(AS_MVAR(m)->takers_head);
   assert_int_equal(unit_waiter_count(AS_TVAR(tv)), 0);
 }
@@ -598,7 +598,7 @@ static void test_kill_in_mvar_wait_leaves_queue(void **state) {
                           "t2 got v\n[none, some(\"old\"), some(\"p2\"), none]\n");
   Value result = vm_result(u->vm);
   assert_true(IS_CONS(result));
-  ObjMVar *m = AS_MVAR(AS_CONS(result)->head), *full = AS_MVAR(AS_CONS(AS_CONS(result)->tail)->head);
+  ObjMVar *m = AS_MVAR(AS_CONS(result)->head), *full = AS_MVAR(AS_CONS(result)->tail->head);
   assert_null(m->takers_head);
   assert_null(m->takers_tail);
   assert_null(full->putters_head);

@@ -312,8 +312,8 @@ static void test_many_waiters_wake_in_order(void **state) {
   assert_int_equal(commit_writes(vm, writer, &b, 1), N);
   assert_int_equal(vm->run_queue.count, N);
   for (int i = 0; i < N; i++) {
-    RunEntry *entry = &vm->run_queue.items[(vm->run_queue.head + i) & (vm->run_queue.capacity - 1)];
-    assert_ptr_equal(entry->thread, t[i]); /* in the order they blocked */
+    Obj *entry = vm->run_queue.items[(vm->run_queue.head + i) & (vm->run_queue.capacity - 1)];
+    assert_ptr_equal(entry, &t[i]->obj); /* in the order they blocked */
     assert_int_equal(t[i]->blocked_on, BLOCKED_NONE);
   }
   assert_int_equal(unit_waiter_count(a), 0); /* all stale on a, which was not written */

@@ -157,9 +157,9 @@ static inline const char *unit_run_queue_ids(VM *vm) {
   RunQueue *q = &vm->run_queue;
   assert_true(q->count <= 64);
   for (int i = 0; i < q->count; i++) {
-    RunEntry *entry = &q->items[(q->head + i) & (q->capacity - 1)];
-    assert_null(entry->timeout);
-    threads[i] = entry->thread;
+    Obj *entry = q->items[(q->head + i) & (q->capacity - 1)];
+    assert_int_equal(entry->type, OBJ_THREAD); /* no timeout's interrupt */
+    threads[i] = (ObjThread *)entry;
   }
   return unit_thread_ids(threads, q->count);
 }
