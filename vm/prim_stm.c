@@ -132,7 +132,7 @@ PrimResult op_tx_trace(VM *vm, ObjThread *thread, CallFrame *frame) {
   if (IS_NIL(due)) {
     thread->sp = frame->slots + 2;
     frame->ip += 3; /* over CALL 2, TX_TRACED */
-    return sched_yield(vm, thread) ? PRIM_SWITCH : PRIM_NEXT;
+    return sched_yield_thread(vm, thread) ? PRIM_SWITCH : PRIM_NEXT;
   }
   Value entry = AS_CONS(due)->head;
   frame->slots[2] = cons_tail(AS_CONS(due));

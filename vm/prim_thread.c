@@ -128,7 +128,7 @@ PrimResult prim_yield(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   args[0] = UNIT_VAL;
   thread->sp = args + 1;
   vm_event(vm, .kind = EV_YIELD, .thread = thread);
-  return sched_yield(vm, thread) ? PRIM_SWITCH : PRIM_NEXT;
+  return sched_yield_thread(vm, thread) ? PRIM_SWITCH : PRIM_NEXT;
 }
 
 PrimResult prim_timeout(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
@@ -158,7 +158,7 @@ PrimResult op_timeout_arm(VM *vm, ObjThread *thread, CallFrame *frame) {
   sched_arm_timeout(vm, timeout, limit);
   *thread->sp++ = OBJ_VAL(timeout);
   vm_event(vm, .kind = EV_TIMEOUT, .thread = thread, .ns = limit);
-  return sched_yield(vm, thread) ? PRIM_SWITCH : PRIM_NEXT;
+  return sched_yield_thread(vm, thread) ? PRIM_SWITCH : PRIM_NEXT;
 }
 
 /* The action finished in time: cancel the timer, wrap the result in some. */

@@ -33,7 +33,7 @@ void run_queue_free(RunQueue *queue) {
   queue->count = queue->capacity = queue->head = 0;
 }
 
-bool sched_yield(VM *vm, ObjThread *thread) {
+bool sched_yield_thread(VM *vm, ObjThread *thread) {
   if (!vm->run_queue.count && !vm->explore && !thread->pending_count) {
     if (vm->stats.run_queue_peak < 1) vm->stats.run_queue_peak = 1; /* as if queued */
     return false;

@@ -34,7 +34,7 @@ static inline void sched_enqueue(VM *vm, ObjThread *thread) { run_queue_push(vm,
  * runnable (sched_next would pick this one at once, firing no timer), no
  * exception is pending (a switch would raise it) and no explorer counts
  * the point; the caller goes on. */
-bool sched_yield(VM *vm, ObjThread *thread);
+bool sched_yield_thread(VM *vm, ObjThread *thread);
 
 /* The next thread to run, advancing the clock and firing timers as needed;
  * sets vm->current. NULL when nothing can run: *status is then SIM_DEADLOCK
