@@ -163,7 +163,7 @@ ab_markdown() {
   echo "bench/ab/binds.sim with $AB_N steps ($ab_binds binds of the program: the VM's"
   echo "binds under \`--actions=reified\`, where each is one) under the four combinations"
   echo "of \`--actions\` and \`--continuations\` (docs/PROFILE.md, \"The A/B axes\"). Time:"
-  echo "the median wall time per run (\`--repeat 11\`); binds and heap continuations: the"
+  echo "the median wall time per run (\`--repeat 11\`, the median of $BENCH_ROUNDS processes'); binds and heap continuations: the"
   echo "VM's (\`--profile-json\`); per bind: a run's machine instructions (callgrind, in"
   echo "vm_run) and its time, divided by the program's $ab_binds binds in every row."
   echo
