@@ -11,6 +11,7 @@
 struct HeapBlock {
   HeapBlock *next;
   char *top;        /* end of the slots handed out (the bump point of a class's last block) */
+  char *end;        /* end of the last whole slot: its class's limit    */
   int slot;         /* bytes per slot                                   */
   _Alignas(16) char data[]; /* objects hold int64s and doubles */
 };
@@ -69,7 +70,7 @@ static Obj *new_block(Heap *heap, int index, size_t slot) {
   c->last = block;
   heap->used |= UINT64_C(1) << index;
   c->bump = block->data + slot;
-  c->limit = block->data + BLOCK_DATA - (BLOCK_DATA % slot);
+  c->limit = block->end = block->data + BLOCK_DATA - (BLOCK_DATA % slot);
   return (Obj *)block->data;
 }
 
@@ -206,7 +207,7 @@ void heap_reset_young(Heap *heap) {
     first->top = first->data;
     c->last = first;
     c->bump = first->data;
-    c->limit = first->data + BLOCK_DATA - (BLOCK_DATA % first->slot); /* the last block's limit was another's */
+    c->limit = first->end; /* the last block's limit was another's */
     c->free = NULL;
   }
   while (heap->large) {
