@@ -204,7 +204,8 @@ void thread_add_pending(VM *vm, ObjThread *thread, Value exception, ObjThread *t
 Pending thread_take_pending(ObjThread *thread) {
   Pending first = thread->pending[0];
   thread->pending_count--;
-  memmove(thread->pending, thread->pending + 1, (size_t)thread->pending_count * sizeof(Pending));
+  if (thread->pending_count) /* most often it was the only one */
+    memmove(thread->pending, thread->pending + 1, (size_t)thread->pending_count * sizeof(Pending));
   return first;
 }
 

@@ -5,7 +5,7 @@
 
 #include "../base/alloc.h"
 
-#define ARITY 4
+#define ARITY TIMER_HEAP_ARITY
 #define REBUILD_AT 64 /* rebuild only heaps with at least this many entries */
 
 void timer_heap_init(TimerHeap *heap) {
@@ -61,22 +61,16 @@ static void rebuild(TimerHeap *heap) {
   for (int i = (kept - 2) / ARITY; i >= 0; i--) sift_down(heap->items, kept, i);
 }
 
-void timer_heap_insert(TimerHeap *heap, Timer *timer, int64_t when, uint64_t seq) {
-  timer_heap_remove(heap, timer); /* a set timer is moved: its old entry goes stale */
-  if (heap->count == heap->capacity) {
-    if (heap->stale > heap->count / 2 && heap->count >= REBUILD_AT) {
-      rebuild(heap);
-    } else {
-      heap->capacity = heap->capacity ? heap->capacity * 2 : 16;
-      heap->items = xrealloc(heap->items, (size_t)heap->capacity * sizeof *heap->items);
-    }
+void timer_heap_make_room(TimerHeap *heap) {
+  if (heap->stale > heap->count / 2 && heap->count >= REBUILD_AT) {
+    rebuild(heap);
+  } else {
+    heap->capacity = heap->capacity ? heap->capacity * 2 : 16;
+    heap->items = xrealloc(heap->items, (size_t)heap->capacity * sizeof *heap->items);
   }
-  timer->when = when;
-  timer->seq = seq;
-  timer->set = true;
-  heap->items[heap->count] = (TimerEntry){when, seq, timer};
-  sift_up(heap->items, heap->count++);
 }
+
+void timer_heap_sift_up(TimerHeap *heap, int index) { sift_up(heap->items, index); }
 
 /* Take the top entry out. */
 static void drop_top(TimerHeap *heap) {

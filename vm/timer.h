@@ -55,8 +55,31 @@ void timer_heap_free(TimerHeap *heap);
  * they must not be used with this heap again: they belong to the finished
  * run's objects, about to be freed. */
 void timer_heap_clear(TimerHeap *heap);
-/* Queue `timer` (which must not be set) to fire at `when`, with sequence `seq`. */
-void timer_heap_insert(TimerHeap *heap, Timer *timer, int64_t when, uint64_t seq);
+/* Children per node of the heap (vm/timer.c). */
+#define TIMER_HEAP_ARITY 4
+/* Cancel a set timer in O(1); a timer that is not set is left alone. */
+void timer_heap_remove(TimerHeap *heap, Timer *timer);
+/* timer_heap_insert's ways out of line: room for one more entry (a bigger
+ * array, or the stale entries dropped), and moving entry `index` up to its
+ * place. */
+void timer_heap_make_room(TimerHeap *heap);
+void timer_heap_sift_up(TimerHeap *heap, int index);
+/* Queue `timer` to fire at `when`, with sequence `seq` (a set timer is
+ * moved: its old entry goes stale). Inline: every delay and timeout sets
+ * one, most often later than the rest, so that nothing moves. */
+static inline void timer_heap_insert(TimerHeap *heap, Timer *timer, int64_t when, uint64_t seq) {
+  if (timer->set) timer_heap_remove(heap, timer);
+  if (heap->count == heap->capacity) timer_heap_make_room(heap);
+  timer->when = when;
+  timer->seq = seq;
+  timer->set = true;
+  int index = heap->count++;
+  heap->items[index] = (TimerEntry){when, seq, timer};
+  if (index > 0) {
+    const TimerEntry *parent = &heap->items[(index - 1) / TIMER_HEAP_ARITY];
+    if (when < parent->when || (when == parent->when && seq < parent->seq)) timer_heap_sift_up(heap, index);
+  }
+}
 /* Whether an entry still stands for its timer. */
 static inline bool timer_entry_live(const TimerEntry *entry) {
   return entry->timer->set && entry->timer->seq == entry->seq;
@@ -70,8 +93,6 @@ static inline Timer *timer_heap_peek(TimerHeap *heap) {
 }
 /* Remove and return the earliest set timer (now unset), or NULL. */
 Timer *timer_heap_pop(TimerHeap *heap);
-/* Cancel a set timer in O(1); a timer that is not set is left alone. */
-void timer_heap_remove(TimerHeap *heap, Timer *timer);
 /* Set timers in the heap (entries minus stale ones). */
 static inline int timer_heap_size(const TimerHeap *heap) { return heap->count - heap->stale; }
 /* True while `timer` waits in a heap. */
