@@ -42,7 +42,7 @@ SWITCH_OBJ   := $(patsubst %.o,%.switch.o,$(CORE_OBJ))
 UNIT_TESTS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 DEPS_OK      := $(BUILD)/.deps-ok
 
-.PHONY: FORCE all test layers unit-test script-test gc-stress-test demo asan test-asan faultinject fuzz fuzz-smoke fuzz-replay libfuzzer-targets install clean deps bench bench-accept
+.PHONY: FORCE all test layers symbols unit-test script-test gc-stress-test demo asan test-asan faultinject fuzz fuzz-smoke fuzz-replay libfuzzer-targets install clean deps bench bench-accept
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/simvm $(BUILD)/simc $(BUILD)/simvm-switch
@@ -138,6 +138,10 @@ script-test: all
 layers: $(CORE_OBJ)
 	@sh tools/layers.sh --cycles $(BUILD)
 
+# No global name of the core may be one the C library exports (tools/symbols.sh).
+symbols: $(CORE_OBJ)
+	@sh tools/symbols.sh $(BUILD)
+
 
 # The script suite once more, each script once with the collector running
 # at every allocation (SIMVM_GC_STRESS=1; a script opts out with
@@ -203,7 +207,7 @@ FUZZ_SECONDS ?= 60
 fuzz-smoke: fuzz
 	@bash tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) fuzz_source fuzz_bytecode
 
-test: all layers unit-test script-test fuzz-replay
+test: all layers symbols unit-test script-test fuzz-replay
 
 # The same tests under AddressSanitizer and UndefinedBehaviorSanitizer, in
 # their own build tree, then the GC-stress pass of the script suite.
