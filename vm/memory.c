@@ -40,12 +40,6 @@ void gc_note_owner(VM *vm, Obj *obj) {
   vm->young_owners[vm->young_owner_count++] = obj;
 }
 
-void gc_account(VM *vm, ptrdiff_t delta) {
-  vm->bytes_allocated += (size_t)delta;
-  if (delta > 0) vm->stats.bytes_allocated += (uint64_t)delta;
-  if (vm->bytes_allocated > vm->stats.peak_heap) vm->stats.peak_heap = vm->bytes_allocated;
-}
-
 void gc_push_root(VM *vm, Value value) {
   if (vm->temp_root_count == (int)(sizeof vm->temp_roots / sizeof vm->temp_roots[0])) {
     fprintf(stderr, "simvm: internal error: too many temporary GC roots\n");

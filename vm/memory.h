@@ -52,9 +52,9 @@ void gc_make_room(VM *vm, size_t size);
 /* Remember a young object of an owner type, to finalise it at the reset. */
 void gc_note_owner(VM *vm, Obj *obj);
 
-/* Account for `delta` bytes of storage owned by objects (thread stacks);
- * the heap-size figure and the GC trigger count it. */
-void gc_account(VM *vm, ptrdiff_t delta);
+/* gc_account(vm, delta): account for `delta` bytes of storage owned by
+ * objects (thread stacks); the heap-size figure and the GC trigger count
+ * it. Inline, in vm/state.h beside gc_alloc. */
 
 /* Set alloc_limit, the heap size at which an allocation stops to collect
  * or check --max-heap, from next_gc, max_heap and gc_stress (after any of

@@ -1,7 +1,6 @@
 /* Primitives of time and threads: delay, say, fork, now, myThreadId,
  * labelThread, kill, throwTo, yield, timeout, random and randomFloat (see
  * prim.h). */
-#include <string.h>
 #include <inttypes.h>
 
 #include "prim.h"

@@ -34,10 +34,8 @@ void run_queue_free(RunQueue *queue) {
 }
 
 bool sched_yield_thread(VM *vm, ObjThread *thread) {
-  if (!vm->run_queue.count && !vm->explore && !thread->pending_count) {
-    if (vm->stats.run_queue_peak < 1) vm->stats.run_queue_peak = 1; /* as if queued */
-    return false;
-  }
+  /* the run queue peak needs no update: main was queued */
+  if (!vm->run_queue.count && !vm->explore && !thread->pending_count) return false;
   sched_enqueue(vm, thread);
   return true;
 }

@@ -263,7 +263,14 @@ void vm_write_trace(VM *vm, int which, const char *text, size_t length);
  * when a run ends. */
 void vm_flush_output(VM *vm);
 
-/* See vm/memory.h. */
+/* See vm/memory.h (both count in the VM, so they are defined here). */
+static inline void gc_account(VM *vm, ptrdiff_t delta) {
+  vm->bytes_allocated += (size_t)delta;
+  if (delta <= 0) return; /* storage given back cannot raise the peak */
+  vm->stats.bytes_allocated += (uint64_t)delta;
+  if (vm->bytes_allocated > vm->stats.peak_heap) vm->stats.peak_heap = vm->bytes_allocated;
+}
+
 static inline __attribute__((always_inline)) Obj *gc_alloc(VM *vm, size_t size, ObjType type) {
   if (__builtin_expect(vm->bytes_allocated + size > vm->alloc_limit, 0)) gc_make_room(vm, size);
   vm->bytes_allocated += size;

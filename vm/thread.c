@@ -138,16 +138,16 @@ static void release(StackPool *pool, void *array, int capacity, int pooled) {
 
 /* Free the stacks if they have left the thread object; account for them. */
 static void free_stacks(VM *vm, ObjThread *thread) {
-  size_t freed = 0; /* bytes: only growth is checked against the peak */
+  ptrdiff_t freed = 0; /* bytes, given back in one gc_account */
   if (thread->stack != thread->inline_stack) {
-    freed += (size_t)(thread->stack_capacity - THREAD_INLINE_STACK) * sizeof(Value);
+    freed += (ptrdiff_t)((thread->stack_capacity - THREAD_INLINE_STACK) * sizeof(Value));
     release(&vm->stack_pool, thread->stack, thread->stack_capacity, POOLED_STACK);
   }
   if (thread->frames != thread->inline_frames) {
-    freed += (size_t)(thread->frame_capacity - THREAD_INLINE_FRAMES) * sizeof(CallFrame);
+    freed += (ptrdiff_t)((thread->frame_capacity - THREAD_INLINE_FRAMES) * sizeof(CallFrame));
     release(&vm->frame_pool, thread->frames, thread->frame_capacity, POOLED_FRAMES);
   }
-  vm->bytes_allocated -= freed;
+  if (freed) gc_account(vm, -freed);
 }
 
 bool thread_reserve(VM *vm, ObjThread *thread, int needed) {

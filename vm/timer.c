@@ -20,16 +20,12 @@ void timer_heap_free(TimerHeap *heap) {
 
 void timer_heap_clear(TimerHeap *heap) { heap->count = heap->stale = 0; }
 
-static bool earlier(const TimerEntry *a, const TimerEntry *b) {
-  return a->when < b->when || (a->when == b->when && a->seq < b->seq);
-}
-
 
 static void sift_up(TimerEntry *items, int index) {
   TimerEntry entry = items[index];
   while (index > 0) {
     int parent = (index - 1) / ARITY;
-    if (!earlier(&entry, &items[parent])) break;
+    if (!timer_entry_earlier(&entry, &items[parent])) break;
     items[index] = items[parent];
     index = parent;
   }
@@ -43,8 +39,8 @@ static void sift_down(TimerEntry *items, int count, int index) {
     if (first >= count) break;
     int best = first, end = first + ARITY < count ? first + ARITY : count;
     for (int child = first + 1; child < end; child++)
-      if (earlier(&items[child], &items[best])) best = child;
-    if (!earlier(&items[best], &entry)) break;
+      if (timer_entry_earlier(&items[child], &items[best])) best = child;
+    if (!timer_entry_earlier(&items[best], &entry)) break;
     items[index] = items[best];
     index = best;
   }

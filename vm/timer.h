@@ -57,6 +57,10 @@ void timer_heap_free(TimerHeap *heap);
 void timer_heap_clear(TimerHeap *heap);
 /* Children per node of the heap (vm/timer.c). */
 #define TIMER_HEAP_ARITY 4
+/* The heap's order: earlier `when` first, then lower `seq`. */
+static inline bool timer_entry_earlier(const TimerEntry *a, const TimerEntry *b) {
+  return a->when < b->when || (a->when == b->when && a->seq < b->seq);
+}
 /* Cancel a set timer in O(1); a timer that is not set is left alone. */
 void timer_heap_remove(TimerHeap *heap, Timer *timer);
 /* timer_heap_insert's ways out of line: room for one more entry (a bigger
@@ -75,10 +79,8 @@ static inline void timer_heap_insert(TimerHeap *heap, Timer *timer, int64_t when
   timer->set = true;
   int index = heap->count++;
   heap->items[index] = (TimerEntry){when, seq, timer};
-  if (index > 0) {
-    const TimerEntry *parent = &heap->items[(index - 1) / TIMER_HEAP_ARITY];
-    if (when < parent->when || (when == parent->when && seq < parent->seq)) timer_heap_sift_up(heap, index);
-  }
+  if (index > 0 && timer_entry_earlier(&heap->items[index], &heap->items[(index - 1) / TIMER_HEAP_ARITY]))
+    timer_heap_sift_up(heap, index);
 }
 /* Whether an entry still stands for its timer. */
 static inline bool timer_entry_live(const TimerEntry *entry) {
