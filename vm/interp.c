@@ -38,6 +38,7 @@
 #define INTERP_LOOP interp_loop_profiled
 #define PROFILE_INSTRUCTION() profile_instruction(vm, thread, frame, op)
 #define FUSE_BRANCH 0 /* the profile counts each JUMP_IF_FALSE where it is */
+#define FUSE_POP 0    /* and each POP */
 #define PROFILE_COUNT(stat) (vm->stats.stat++)
 
 /* Count the instruction about to run, by opcode and by the frame's call path
@@ -57,6 +58,7 @@ static inline void profile_instruction(VM *vm, ObjThread *thread, CallFrame *fra
 #define INTERP_LOOP interp_loop_plain
 #define PROFILE_INSTRUCTION() ((void)0)
 #define FUSE_BRANCH 1
+#define FUSE_POP 1
 #define PROFILE_COUNT(stat) ((void)0) /* counts only the profile reports */
 SimStatus interp_loop_profiled(VM *vm);
 SimStatus interp_loop_plain(VM *vm);
@@ -216,6 +218,18 @@ SimStatus INTERP_LOOP(VM *vm) {
     sp -= (consumed) - 1;                                            \
     PEEK(0) = BOOL_VAL(result_);                                     \
     DISPATCH();                                                      \
+  } while (0)
+/* Push an action's unit result. When a POP follows (a statement), the
+ * plain loop runs it at once: nothing pushed and popped, no dispatch. The
+ * POP still counts as an instruction, as CONDITION's jump does. */
+#define PUSH_UNIT_RESULT()                   \
+  do {                                       \
+    if (FUSE_POP && *ip == OP_POP) {         \
+      ip++;                                  \
+      steps++;                               \
+    } else {                                 \
+      PUSH(UNIT_VAL);                        \
+    }                                        \
   } while (0)
 /* The limits' check, at every call and bind: once the instructions run
  * before this one reach stop_at, the run stops. vm_update_stop sets it for
@@ -825,7 +839,7 @@ next_thread:
       PUSH(DURATION_VAL(delay_ns));
       goto delay;
     }
-    PUSH(UNIT_VAL);
+    PUSH_UNIT_RESULT();
     goto delay_plain;
   CASE(DELAY):
   delay: {
@@ -839,8 +853,9 @@ next_thread:
       by_prelude = false;
       goto prim_call;
     }
-    PEEK(0) = UNIT_VAL;
     delay_ns = AS_DURATION(d);
+    sp--;
+    PUSH_UNIT_RESULT();
   }
   delay_plain:
     if (sched_delay_alone(vm, delay_ns)) DISPATCH(); /* nothing runs before it wakes */
@@ -853,7 +868,7 @@ next_thread:
     Value what = constants[READ_U16()];
     if (__builtin_expect(!vm->config.write_say && !vm->sink_count && !thread->in_transaction, 1)) {
       vm->stats.events++; /* nothing is printed: nothing is shown */
-      PUSH(UNIT_VAL);
+      PUSH_UNIT_RESULT();
       EXPLORE_POINT(NULL, false);
       DISPATCH();
     }

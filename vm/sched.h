@@ -66,12 +66,14 @@ static inline int64_t sched_deadline(int64_t now, int64_t ns) {
  * iteration. The run queue peak needs no update: main was queued. */
 static inline bool sched_delay_alone(VM *vm, int64_t ns) {
   if (vm->run_queue.count) return false;
-  int64_t when = sched_deadline(vm->now, ns);
+  /* past the time limit (which is at most INT64_MAX, so now + ns cannot
+   * overflow here): the round trip stops the run */
+  if (ns > vm->time_limit - vm->now) return false;
+  int64_t when = vm->now + ns;
   if (vm->timers.count) {
     const TimerEntry *first = &vm->timers.items[0];
     if (!timer_entry_live(first) || first->when <= when) return false; /* it fires first, or at the same instant */
   }
-  if (when > vm->time_limit) return false;
   vm->now = when;
   vm->timer_seq++;
   vm->stats.timers_set++;

@@ -221,6 +221,32 @@ static void test_fused_branches_count_the_same(void **state) {
   unit_vm_free(profiled);
 }
 
+/* The plain loop runs a POP after delay or a silent say in the same step
+ * (nothing pushed): both loops count the same instructions, the stack
+ * stays balanced, and a delay's result is unit where it is used. */
+static void test_fused_pops_count_the_same(void **state) {
+  (void)state;
+  static const char *source =
+      "fn loop(n) { if n <= 0 then return 7 else {\n"
+      "  delay(1us); say(\"x\"); let d = 2us; delay(d); u <- delay(1us); say(u); loop(n - 1) } }\n"
+      "main = { r <- loop(50); say(r); return r }\n";
+  UnitVM *quiet = unit_vm_new(), *profiled = profiled_vm(1);
+  quiet->vm->config.write_say = NULL; /* no say is shown: SAY_K's silent path */
+  assert_int_equal(unit_load(quiet, source), SIM_OK);
+  assert_int_equal(vm_run(quiet->vm), SIM_OK);
+  assert_true(IS_INT(vm_result(quiet->vm)) && AS_INT(vm_result(quiet->vm)) == 7);
+  assert_int_equal(vm_now(quiet->vm), 50 * 4000);
+  assert_int_equal(profiled->vm->config.write_say != NULL, 1);
+  char expected[512] = "";
+  for (int i = 0; i < 50; i++) strcat(expected, "x\n()\n");
+  strcat(expected, "7\n");
+  assert_runs_with_output(profiled, source, expected);
+  assert_true(vm_steps(quiet->vm) > 500);
+  assert_int_equal(vm_steps(quiet->vm), vm_steps(profiled->vm));
+  unit_vm_free(quiet);
+  unit_vm_free(profiled);
+}
+
 /* An action builtin called as a statement through a value (f(x), f = say)
  * runs without its action value in both loops: the BIND it skips is still
  * an instruction, counted and profiled, and both loops allocate the same. */
@@ -442,6 +468,7 @@ int main(void) {
       cmocka_unit_test(test_counts_are_deterministic),
       cmocka_unit_test(test_fused_branches_count_the_same),
       cmocka_unit_test(test_fused_builtin_binds_count_the_same),
+      cmocka_unit_test(test_fused_pops_count_the_same),
       cmocka_unit_test(test_folded_stacks),
       cmocka_unit_test(test_text_report),
       cmocka_unit_test(test_profile_keeps_its_prototypes),
