@@ -54,9 +54,14 @@ void vm_update_stop(VM *vm) {
     uint64_t left = vm->work < vm->config.max_work ? vm->config.max_work - vm->work : 0;
     if (left < at) at = left;
   }
-  atomic_store(&vm->stop_at, at);
+  if (vm->stop || vm->heap_exceeded) at = 0;
+  /* relaxed, with a compiler fence: vm_stop runs on this thread (a signal
+   * handler), so no CPU barrier is needed, and a seq_cst store (xchg) would
+   * cost every run tens of cycles */
+  atomic_store_explicit(&vm->stop_at, at, memory_order_relaxed);
+  atomic_signal_fence(memory_order_seq_cst);
   /* a signal handler may have set stop (then stop_at) meanwhile: it wins */
-  if (vm->stop || vm->heap_exceeded) atomic_store(&vm->stop_at, 0);
+  if (vm->stop) atomic_store_explicit(&vm->stop_at, 0, memory_order_relaxed);
 }
 
 bool vm_trace_room(VM *vm, int which, size_t bytes) {

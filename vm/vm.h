@@ -125,7 +125,8 @@ SimStatus explore_run(Explorer *ex);
 void explore_free(Explorer *ex);
 
 /* Stop the running simulation at the next instruction boundary. Safe to
- * call from a signal handler (it only sets two fields). vm_run then returns:
+ * call from a signal handler (it only sets two fields), or from the
+ * thread running the VM (not from another thread). vm_run then returns:
  * for SIM_STOP_INTERRUPT and SIM_STOP_TERMINATE, SIM_INTERRUPTED, after
  * reporting the time, the instructions run and where each thread is; for
  * SIM_STOP_OUTPUT, SIM_USAGE. Every later vm_run stops at once too. */
