@@ -398,7 +398,10 @@ static void compile_run_form(Compiler *c, const Expr *e, bool tail) {
         int slot = c->fn->depth - 1;
         compile_expr(c, f, false);
         emit(c, OP_GET_LOCAL, slot);
-        emit(c, OP_CALL, 1);
+        /* f(x) bound at once, as a statement's call is: an action
+         * function's body runs without its suspended call built */
+        if (inline_forms) emit(c, tail ? OP_TAIL_CALL_BIND : OP_CALL_BIND, 1);
+        else emit(c, OP_CALL, 1);
         if (tail) emit_tail_bind(c);
         else emit_op(c, OP_BIND);
       }
