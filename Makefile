@@ -1,5 +1,5 @@
 # simvm build.  make | make test | make demo | make asan | make faultinject | make fuzz | make fuzz-smoke
-#               | make install PREFIX=...
+#               | make release | make release-test | make bench | make install PREFIX=...
 # All outputs go under build/ (generated lexer, parser and prelude included).
 
 CC      ?= cc
@@ -42,7 +42,7 @@ SWITCH_OBJ   := $(patsubst %.o,%.switch.o,$(CORE_OBJ))
 UNIT_TESTS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 DEPS_OK      := $(BUILD)/.deps-ok
 
-.PHONY: FORCE all test layers symbols unit-test script-test gc-stress-test demo asan test-asan faultinject fuzz fuzz-smoke fuzz-replay libfuzzer-targets install clean deps bench bench-accept
+.PHONY: FORCE all release release-test test layers symbols unit-test script-test gc-stress-test demo asan test-asan faultinject fuzz fuzz-smoke fuzz-replay libfuzzer-targets install clean deps bench bench-accept
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/simvm $(BUILD)/simc $(BUILD)/simvm-switch
@@ -221,10 +221,34 @@ faultinject:
 	$(MAKE) --no-print-directory BUILD=build/fault LTO= PIE= CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" EXTRA_CFLAGS=-DSIMVM_FAULT_INJECTION build/fault/simvm build/fault/simc
 	@bash tests/run_faults.sh build/fault
 
-# Times every benchmark program (never part of the tests): bench/RESULTS.md.
-# bench-accept makes the last run's figures the baseline the next run is compared with.
-bench: $(BUILD)/simvm $(BUILD)/peakrss
-	@bash bench/run.sh $(BUILD)/simvm bench/RESULTS.md
+# ---- the release build: make release (make bench times it, make install installs it) ----
+# The same sources and flags compiled twice: instrumented (gcc
+# -fprofile-generate) in build/pgo-train, run on the training programs
+# (tools/pgo_train.sh), then with those runs' counts (-fprofile-use) in
+# build/release, so gcc lays out and inlines the paths the runs took. The
+# counts are the same every time (the VM is deterministic), and so is what
+# the program does: .ci/run runs the script suite on it. (-w: with counts,
+# gcc 12 notes every inline function the instrumented build had inlined
+# away, and no option silences that; the code's own warnings are the plain
+# build's, which make test keeps at none.)
+PGO_TRAIN := $(BUILD)/pgo-train
+RELEASE   := $(BUILD)/release
+release: FORCE
+	$(Q)$(MAKE) --no-print-directory BUILD=$(PGO_TRAIN) CFLAGS="$(CFLAGS) -fprofile-generate -fprofile-update=single" \
+	  LDLIBS="$(LDLIBS) -fprofile-generate" $(PGO_TRAIN)/simvm
+	$(Q)bash tools/pgo_train.sh $(PGO_TRAIN) $(RELEASE)
+	$(Q)$(MAKE) --no-print-directory BUILD=$(RELEASE) \
+	  CFLAGS="$(CFLAGS) -fprofile-use -w" $(RELEASE)/simvm $(RELEASE)/simc
+
+# The script suite on the release build: the same output and traces.
+release-test: release all
+	@bash tests/run_scripts.sh $(RELEASE)/simvm $(BUILD)/simvm-switch
+
+# Times every benchmark program (never part of the tests) with the release
+# build: bench/RESULTS.md. bench-accept makes the last run's figures the
+# baseline the next run is compared with.
+bench: release $(BUILD)/peakrss
+	@BENCH_BUILD=$(BUILD) bash bench/run.sh $(RELEASE)/simvm bench/RESULTS.md
 
 bench-accept:
 	@test -f $(BUILD)/bench-latest.json || { echo "run make bench first" >&2; exit 1; }
@@ -241,9 +265,9 @@ demo: $(BUILD)/simvm
 	@echo
 	@echo 'Every event with its simulated time and thread: $(BUILD)/simvm --trace examples/retry.sim'
 
-install: $(BUILD)/simvm $(BUILD)/simc
+install: release
 	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 755 $(BUILD)/simvm $(BUILD)/simc $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 $(RELEASE)/simvm $(RELEASE)/simc $(DESTDIR)$(PREFIX)/bin/
 
 clean:
 	rm -rf build

@@ -25,13 +25,14 @@
 # - each figure against bench/baseline.json, the last accepted run (make
 #   bench-accept copies this run's build/bench-latest.json there): a
 #   regression over 10% is flagged.
-# usage: bench/run.sh SIMVM [RESULTS.md]
+# usage: bench/run.sh SIMVM [RESULTS.md]   (BENCH_BUILD=DIR: peakrss and
+#        bench-latest.json there, not beside SIMVM)
 #        bench/run.sh --ab SIMVM   only the A/B table, printed (Markdown)
 set -u
 ab_only=false
 if [ "${1:-}" = --ab ]; then ab_only=true; shift; fi
 simvm=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-build=$(dirname "$simvm")
+build=${BENCH_BUILD:-$(dirname "$simvm")} # where peakrss is and bench-latest.json goes
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${2:-$root/bench/RESULTS.md}
 baseline=$root/bench/baseline.json
@@ -359,6 +360,11 @@ fi
   echo
   echo "Written by \`make bench\` (bench/run.sh) on $(date -u +%Y-%m-%d): $(nproc) cores,"
   echo "$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //'), $(cc --version | head -1)."
+  case $simvm in
+    */release/simvm) built=", the release build (\`make release\`: compiled by gcc with the counts of tools/pgo_train.sh's training runs)" ;;
+    *) built="" ;;
+  esac
+  echo "The program timed is \`${simvm#"$root"/}\`$built."
   echo "Every figure below was measured in this one run. Wall times vary between"
   echo "machines and runs: compare ratios measured in one run."
   echo
