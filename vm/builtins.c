@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops.h"
 #include "state.h"
 
 #define EXPECT(cond, ...)     \
@@ -89,19 +90,7 @@ static bool nat_is_empty(VM *vm, Value *args, Value *result) {
   return true;
 }
 
-static bool nat_nth(VM *vm, Value *args, Value *result) {
-  int64_t i = AS_INT(args[1]), n = 0;
-  for (ObjCons *c = list_cell(args[0]); c; c = c->tail, n++) {
-    if (n == i) {
-      vm_work(vm, (uint64_t)n);
-      *result = c->head;
-      return true;
-    }
-  }
-  vm_work(vm, (uint64_t)n);
-  rt_error(vm, "list index %" PRId64 " out of range (length %" PRId64 ")", i, n);
-  return false;
-}
+static bool nat_nth(VM *vm, Value *args, Value *result) { return ops_list_nth(vm, args[0], AS_INT(args[1]), result); }
 
 static bool nat_some(VM *vm, Value *args, Value *result) {
   *result = OBJ_VAL(obj_some(vm, args[0]));

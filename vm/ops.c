@@ -161,23 +161,27 @@ bool ops_field(VM *vm, Value object, ObjString *name, Value *out) {
   return false;
 }
 
+bool ops_list_nth(VM *vm, Value list, int64_t i, Value *out) {
+  int64_t n = 0;
+  for (ObjCons *c = list_cell(list); c; c = c->tail, n++) {
+    if (n == i) {
+      vm_work(vm, (uint64_t)n);
+      *out = c->head;
+      return true;
+    }
+  }
+  vm_work(vm, (uint64_t)n);
+  rt_error(vm, "list index %" PRId64 " out of range (length %" PRId64 ")", i, n);
+  return false;
+}
+
 bool ops_index(VM *vm, Value object, Value index, Value *out) {
   if (IS_LIST(object)) {
     if (!IS_INT(index)) {
       rt_error(vm, "a list index must be an int, not %s", value_type_name(index));
       return false;
     }
-    int64_t i = AS_INT(index), n = 0;
-    for (ObjCons *c = list_cell(object); c; c = c->tail, n++) {
-      if (n == i) {
-        vm_work(vm, (uint64_t)n);
-        *out = c->head;
-        return true;
-      }
-    }
-    vm_work(vm, (uint64_t)n);
-    rt_error(vm, "list index %" PRId64 " out of range (length %" PRId64 ")", i, n);
-    return false;
+    return ops_list_nth(vm, object, AS_INT(index), out);
   }
   if (IS_RECORD(object) && IS_STRING(index)) {
     /* field names are interned: a name that is not has no field */

@@ -28,4 +28,8 @@ bool ops_field(VM *vm, Value object, ObjString *name, Value *out);
 /* object[index]: a list element by int, or a record field by name. */
 bool ops_index(VM *vm, Value object, Value index, Value *out);
 
+/* The element at index i of a list (xs[i], nth(xs, i)): the walk to it is
+ * charged as work; an index outside the list is an error naming its length. */
+bool ops_list_nth(VM *vm, Value list, int64_t i, Value *out);
+
 #endif
