@@ -773,21 +773,26 @@ next_thread:
      * builtin's entry, which checks the arguments */
     int index = READ_BYTE();
     Value arg = PEEK(0);
-    if (index == BUILTIN_isEmpty && (IS_NIL(arg) || IS_CONS(arg))) CONDITION(IS_NIL(arg), 1);
-    if (index == BUILTIN_head && IS_CONS(arg)) {
-      PEEK(0) = AS_CONS(arg)->head;
-      DISPATCH();
-    }
-    if (index == BUILTIN_tail && IS_CONS(arg)) {
-      PEEK(0) = cons_tail(AS_CONS(arg));
-      DISPATCH();
-    }
-    if (index == BUILTIN_cons && IS_LIST(arg)) {
-      STORE_FRAME(); /* it allocates: the collector sees both on the stack */
-      ObjCons *cell = obj_cons(vm, PEEK(1), arg);
-      sp--;
-      PEEK(0) = OBJ_VAL(cell);
-      DISPATCH();
+    switch (index) { /* one jump to the native's case, not a test of each */
+      case BUILTIN_isEmpty:
+        if (IS_NIL(arg)) CONDITION(true, 1);
+        if (IS_CONS(arg)) CONDITION(false, 1);
+        break;
+      case BUILTIN_head:
+        if (!IS_CONS(arg)) break;
+        PEEK(0) = AS_CONS(arg)->head;
+        DISPATCH();
+      case BUILTIN_tail:
+        if (!IS_CONS(arg)) break;
+        PEEK(0) = cons_tail(AS_CONS(arg));
+        DISPATCH();
+      case BUILTIN_cons:
+        if (!IS_LIST(arg)) break;
+        STORE_FRAME(); /* it allocates: the collector sees both on the stack */
+        ObjCons *cell = cons_new(vm, PEEK(1), arg);
+        sp--;
+        PEEK(0) = OBJ_VAL(cell);
+        DISPATCH();
     }
     const Builtin *called = &builtin_table[index];
     Value value;

@@ -285,5 +285,13 @@ static inline __attribute__((always_inline)) Obj *gc_alloc(VM *vm, size_t size, 
 }
 
 
+/* A list cell: obj_cons, inline for the interpreter's cons (a list loop
+ * makes a cell per element). */
+static inline ObjCons *cons_new(VM *vm, Value head, Value tail) {
+  ObjCons *cons = (ObjCons *)gc_alloc(vm, sizeof(ObjCons), OBJ_CONS);
+  cons->head = head;
+  cons->tail = IS_NIL(tail) ? NULL : AS_CONS(tail);
+  return cons;
+}
 
 #endif
