@@ -591,7 +591,7 @@ next_thread:
          * continuation, no exception to raise, no limit reached there. It
          * is still counted, and profiled, as an instruction of its own, in
          * both loops (so they allocate the same). */
-        memmove(sp - argc - 1, sp - argc, (size_t)argc * sizeof(Value));
+        for (Value *slot = sp - argc - 1; slot < sp - 1; slot++) slot[0] = slot[1]; /* over the callee: a value or two */
         sp--;
         ip++;
         steps++;

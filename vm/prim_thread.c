@@ -113,8 +113,16 @@ PrimResult prim_label_thread(VM *vm, ObjThread *thread, Value *args, bool by_pre
 
 PrimResult prim_kill(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   (void)by_prelude;
-  /* kill(t) is throwTo(t, ThreadKilled) */
-  return prim_throw_to(vm, thread, args, AS_THREAD(args[0]), OBJ_VAL(vm->thread_killed), true);
+  /* kill(t) is throwTo(t, ThreadKilled); a thread asleep in delay, the
+   * common case, without prim_throw_to's general cases */
+  ObjThread *target = AS_THREAD(args[0]);
+  Value killed = OBJ_VAL(vm->thread_killed);
+  if (sched_is_plain_sleeper(vm, target)) {
+    vm_event(vm, .kind = EV_KILL, .thread = thread, .other = target, .value = killed);
+    sched_throw_to_sleeper(vm, thread, target, killed);
+    return prim_return(thread, args, UNIT_VAL); /* no explorer: no scheduling point to ask about */
+  }
+  return prim_throw_to(vm, thread, args, target, killed, true);
 }
 
 PrimResult prim_throw_to_thread(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {

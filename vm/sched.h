@@ -102,6 +102,30 @@ void sched_wake_by(VM *vm, ObjThread *thread, ObjTVar *by);
  * (NULL for a timeout's interrupt) must block until then. */
 bool sched_throw_to(VM *vm, ObjThread *thrower, ObjThread *target, Value exception);
 
+/* throwTo's commonest case (io-sim's forkIO benchmark kills threads asleep
+ * in delay), inline: the target sleeps in delay, unmasked, with no
+ * exception pending, and no explorer is told of accesses. Then
+ * sched_throw_to_sleeper does what sched_throw_to would, without its
+ * general cases. */
+static inline bool sched_is_plain_sleeper(const VM *vm, const ObjThread *target) {
+  return target->state == THREAD_BLOCKED && target->blocked_on == BLOCKED_DELAY && target->mask == MASK_NONE &&
+         !target->pending_count && !vm->explore;
+}
+/* Throw `exception` to such a target (see sched_is_plain_sleeper): its
+ * timer is cancelled and it is queued, to raise the exception when it runs. */
+static inline void sched_throw_to_sleeper(VM *vm, ObjThread *thrower, ObjThread *target, Value exception) {
+  vm->stats.timers_cancelled++;
+  timer_heap_remove(&vm->timers, &target->delay_timer);
+  vm_event(vm, .kind = EV_THREAD_STATE, .thread = target, .mode = TRACK_RUNNABLE);
+  target->state = THREAD_RUNNABLE;
+  target->blocked_on = BLOCKED_NONE;
+  target->interrupted = true;
+  sched_enqueue(vm, target);
+  /* a live thread always has room for one (pending_one at least) */
+  target->pending[0] = (Pending){exception, NULL, thrower};
+  target->pending_count = 1;
+}
+
 /* Whether sched_throw_to would deliver to `target` at once. */
 bool sched_would_deliver(const ObjThread *target);
 
