@@ -96,6 +96,20 @@ static __attribute__((noinline)) int call_bind_heap(VM *vm, ObjThread *thread) {
   return CALL_BIND_DONE;
 }
 
+/* A self tail call's arguments, the top `argc` values from `args`, become
+ * the frame's first parameters (slots 1..argc). They were pushed above
+ * every slot of the frame, so the two never overlap. The loops of the
+ * prelude pass two or three: those are copied without a loop. */
+static inline void set_parameters(Value *slots, const Value *args, int argc) {
+  switch (argc) {
+    case 3: slots[3] = args[2]; /* fall through */
+    case 2: slots[2] = args[1]; /* fall through */
+    case 1: slots[1] = args[0]; /* fall through */
+    case 0: break;
+    default: memcpy(slots + 1, args, (size_t)argc * sizeof(Value));
+  }
+}
+
 /* Whether comparison `op` holds for an ops_compare order (2, unordered: a
  * NaN, makes every comparison false). */
 static inline bool order_holds(OpCode op, int order) {
@@ -235,6 +249,7 @@ SimStatus INTERP_LOOP(VM *vm) {
   };
 #define CASE(name) op_##name
 #ifdef SIMVM_PROFILED
+#define PROFILE_NEXT(next) (op = (next), PROFILE_INSTRUCTION())
 #define DISPATCH()            \
   do {                        \
     steps++;                  \
@@ -243,6 +258,7 @@ SimStatus INTERP_LOOP(VM *vm) {
     goto *dispatch_table[op]; \
   } while (0)
 #else
+#define PROFILE_NEXT(next) ((void)0)
 /* `op` is not kept: one register fewer on every dispatch; the handlers
  * that share code between opcodes read theirs (OPCODE_HERE) */
 #define DISPATCH()                        \
@@ -251,12 +267,27 @@ SimStatus INTERP_LOOP(VM *vm) {
     goto *dispatch_table[READ_BYTE()];    \
   } while (0)
 #endif
+/* DISPATCH past `n` operand bytes not yet read: the next opcode is loaded
+ * before ip moves, which spares GCC a copy of ip (GET_LOCAL, the busiest) */
+#define DISPATCH_AFTER(n)                       \
+  do {                                          \
+    steps++;                                    \
+    uint8_t next_ = ip[n];                      \
+    ip += (n) + 1;                              \
+    PROFILE_NEXT(next_);                        \
+    goto *dispatch_table[next_];                \
+  } while (0)
 #define EXECUTE(o) goto *dispatch_table[(op = (o))]
 #define LOOP_START DISPATCH();
 #define LOOP_END
 #else
 #define CASE(name) case OP_##name
 #define DISPATCH() goto fetch
+#define DISPATCH_AFTER(n) \
+  do {                    \
+    ip += (n);            \
+    goto fetch;           \
+  } while (0)
 #define EXECUTE(o)  \
   do {              \
     op = (o);       \
@@ -309,7 +340,10 @@ next_thread:
     PEEK(0) = top;
     DISPATCH();
   }
-  CASE(GET_LOCAL): PUSH(slots[READ_BYTE()]); DISPATCH();
+  CASE(GET_LOCAL):
+    sp[0] = slots[ip[0]];
+    sp++;
+    DISPATCH_AFTER(1);
   CASE(GET_UPVALUE): PUSH(frame->closure->upvalues[READ_BYTE()]); DISPATCH();
   CASE(GET_GLOBAL): {
     int index = READ_U16();
@@ -591,7 +625,8 @@ next_thread:
          * continuation, no exception to raise, no limit reached there. It
          * is still counted, and profiled, as an instruction of its own, in
          * both loops (so they allocate the same). */
-        for (Value *slot = sp - argc - 1; slot < sp - 1; slot++) slot[0] = slot[1]; /* over the callee: a value or two */
+        if (argc == 1) PEEK(1) = PEEK(0); /* kill(t), say(s) ...: no call of memmove for one value */
+        else memmove(sp - argc - 1, sp - argc, (size_t)argc * sizeof(Value));
         sp--;
         ip++;
         steps++;
@@ -629,8 +664,7 @@ next_thread:
     PROFILE_COUNT(binds);
     CHECKPOINT();
     int argc = READ_BYTE();
-    Value *args = sp - argc;
-    for (int i = 0; i < argc; i++) slots[1 + i] = args[i];
+    set_parameters(slots, sp - argc, argc);
     ObjProto *proto = frame->closure->proto;
     sp = slots + 1 + proto->arity;
     ip = proto->chunk.code;
@@ -641,8 +675,7 @@ next_thread:
     CHECKPOINT();
     int argc = READ_BYTE();
     /* the arguments replace the parameters; the frame already fits */
-    Value *args = sp - argc;
-    for (int i = 0; i < argc; i++) slots[1 + i] = args[i];
+    set_parameters(slots, sp - argc, argc);
     sp = slots + argc + 1;
     ip = frame->closure->proto->chunk.code;
     frame->profile_node = -1; /* counted as a call, as TAIL_CALL is */
