@@ -505,7 +505,7 @@ SimStatus sched_main_ended(VM *vm, SimStatus status) {
   return SIM_FAILED;
 }
 
-ObjThread *sched_next(VM *vm, SimStatus *status) {
+ObjThread *sched_next_slow(VM *vm, SimStatus *status) {
   for (;;) {
     while (vm->run_queue.count) {
       Obj *entry = run_queue_pop(vm);

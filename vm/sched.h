@@ -36,10 +36,27 @@ static inline void sched_enqueue(VM *vm, ObjThread *thread) { run_queue_push(vm,
  * the point; the caller goes on. */
 bool sched_yield_thread(VM *vm, ObjThread *thread);
 
+/* sched_next's general case, out of line: timeouts' interrupts, entries
+ * of threads that are no longer runnable, timers, the explorer. */
+ObjThread *sched_next_slow(VM *vm, SimStatus *status);
+
 /* The next thread to run, advancing the clock and firing timers as needed;
  * sets vm->current. NULL when nothing can run: *status is then SIM_DEADLOCK
- * (reported) or SIM_LIMIT (--max-time passed, reported). */
-ObjThread *sched_next(VM *vm, SimStatus *status);
+ * (reported) or SIM_LIMIT (--max-time passed, reported). Inline for the
+ * common case, a runnable thread first in the queue and no explorer. */
+static inline ObjThread *sched_next(VM *vm, SimStatus *status) {
+  RunQueue *q = &vm->run_queue;
+  if (__builtin_expect(q->count && !vm->explore, 1)) {
+    ObjThread *first = (ObjThread *)q->items[q->head];
+    if (first->obj.type == OBJ_THREAD && first->state == THREAD_RUNNABLE) {
+      q->head = (q->head + 1) & (q->capacity - 1);
+      q->count--;
+      vm->current = first;
+      return first;
+    }
+  }
+  return sched_next_slow(vm, status);
+}
 
 /* Set `tvar` to true `ns` from now (registerDelay). */
 void sched_arm_tvar(VM *vm, ObjTVar *tvar, int64_t ns);
