@@ -81,14 +81,14 @@ PrimResult prim_random(VM *vm, ObjThread *thread, Value *args, bool by_prelude) 
     rt_error(vm, "random needs a bound of at least 1, not %" PRId64, AS_INT(n));
     return PRIM_ERROR;
   }
-  return prim_return(thread, args, INT_VAL((int64_t)splitmix64_below(&thread->rng, (uint64_t)AS_INT(n))));
+  return prim_return(thread, args, INT_VAL((int64_t)splitmix64_below(thread_rng(thread), (uint64_t)AS_INT(n))));
 }
 
 /* randomFloat(): a float in [0, 1) from the thread's own stream. */
 PrimResult prim_random_float(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   (void)vm;
   (void)by_prelude;
-  return prim_return(thread, args, FLOAT_VAL(splitmix64_float(&thread->rng)));
+  return prim_return(thread, args, FLOAT_VAL(splitmix64_float(thread_rng(thread))));
 }
 
 PrimResult prim_now(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {

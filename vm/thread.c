@@ -11,9 +11,11 @@
 static void start_pooled(VM *vm, ObjThread *thread);
 
 ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
-  gc_push_root(vm, action);
+  /* a fork's action is its argument, on the parent's stack: the collector
+   * sees it there (main's is rooted here) */
+  if (!parent) gc_push_root(vm, action);
   ObjThread *thread = (ObjThread *)gc_alloc(vm, sizeof(ObjThread), OBJ_THREAD);
-  gc_pop_root(vm);
+  if (!parent) gc_pop_root(vm);
   thread->parent = parent;
   thread->child_number = parent ? ++parent->next_child : 0;
   thread->next_child = 0;
@@ -43,8 +45,17 @@ ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   thread->raise_file = NULL;
   thread->raise_line = 0;
 
-  /* main's stream is the run's seed; a child's is split from its parent's */
-  thread->rng = parent ? splitmix64_next(&parent->rng) : vm->config.seed;
+  /* main's stream is the run's seed; a child's is split from its parent's
+   * (splitmix64_next, its mixing left to thread_rng) */
+  if (parent) {
+    uint64_t *split = thread_rng(parent);
+    *split += SPLITMIX64_GAMMA;
+    thread->rng = *split;
+    thread->rng_mixed = false;
+  } else {
+    thread->rng = vm->config.seed;
+    thread->rng_mixed = true;
+  }
   thread->explore_key = -1;
 
   thread->profile_index = -1;
