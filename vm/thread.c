@@ -233,7 +233,7 @@ void thread_release(VM *vm, ObjThread *thread) {
   if (timer_is_set(&thread->delay_timer)) vm->stats.timers_cancelled++;
   timer_heap_remove(&vm->timers, &thread->delay_timer);
   vm_event(vm, .kind = EV_THREAD_STATE, .thread = thread, .mode = TRACK_DONE);
-  free_stacks(vm, thread);
+  if (thread->stack != thread->inline_stack || thread->frames != thread->inline_frames) free_stacks(vm, thread);
   if (thread->pending != thread->pending_one) free(thread->pending);
   thread_drop_wait_set(thread);
   thread->stack = thread->sp = NULL;
