@@ -38,6 +38,7 @@
 #define INTERP_LOOP interp_loop_profiled
 #define PROFILE_INSTRUCTION() profile_instruction(vm, thread, frame, op)
 #define FUSE_BRANCH 0 /* the profile counts each JUMP_IF_FALSE where it is */
+#define FUSE_NATIVE 0 /* ... and LOCAL_NATIVE as the GET_LOCAL it stands for */
 #define PROFILE_COUNT(stat) (vm->stats.stat++)
 
 /* Count the instruction about to run, by opcode and by the frame's call path
@@ -51,12 +52,13 @@ static inline void profile_instruction(VM *vm, ObjThread *thread, CallFrame *fra
     profile->nodes[frame->profile_node].calls++;
   }
   profile->nodes[frame->profile_node].self++;
-  profile->op_counts[op]++;
+  profile->op_counts[opcode_as_compiled(op)]++;
 }
 #else
 #define INTERP_LOOP interp_loop_plain
 #define PROFILE_INSTRUCTION() ((void)0)
 #define FUSE_BRANCH 1
+#define FUSE_NATIVE 1
 #define PROFILE_COUNT(stat) ((void)0) /* counts only the profile reports */
 SimStatus interp_loop_profiled(VM *vm);
 SimStatus interp_loop_plain(VM *vm);
@@ -99,15 +101,16 @@ static __attribute__((noinline)) int call_bind_heap(VM *vm, ObjThread *thread) {
 /* A self tail call's arguments, the top `argc` values from `args`, become
  * the frame's first parameters (slots 1..argc). They were pushed above
  * every slot of the frame, so the two never overlap. The loops of the
- * prelude pass two or three: those are copied without a loop. */
+ * prelude pass none (forever), two or three: those are copied without a
+ * loop, and none costs a test. */
 static inline void set_parameters(Value *slots, const Value *args, int argc) {
-  switch (argc) {
-    case 3: slots[3] = args[2]; /* fall through */
-    case 2: slots[2] = args[1]; /* fall through */
-    case 1: slots[1] = args[0]; /* fall through */
-    case 0: break;
-    default: memcpy(slots + 1, args, (size_t)argc * sizeof(Value));
-  }
+  if (!argc) return;
+  slots[1] = args[0];
+  if (argc == 1) return;
+  slots[2] = args[1];
+  if (argc == 2) return;
+  slots[3] = args[2];
+  if (argc > 3) memcpy(slots + 4, args + 3, (size_t)(argc - 3) * sizeof(Value));
 }
 
 /* Whether comparison `op` holds for an ops_compare order (2, unordered: a
@@ -344,6 +347,45 @@ next_thread:
     sp[0] = slots[ip[0]];
     sp++;
     DISPATCH_AFTER(1);
+  CASE(LOCAL_NATIVE): {
+    /* GET_LOCAL A; NATIVE N (vm_place_superinstructions): NATIVE's list
+     * natives on the values they expect, on slot A itself, with one
+     * dispatch for the pair (counted as two instructions); anything else
+     * is GET_LOCAL, and the NATIVE runs next on its own */
+    Value local = slots[ip[0]];
+    if (FUSE_NATIVE) {
+      switch (ip[2]) {
+        case BUILTIN_isEmpty:
+          if (!IS_NIL(local) && !IS_CONS(local)) break;
+          ip += 3;
+          steps++;
+          CONDITION(IS_NIL(local), 0); /* a JUMP_IF_FALSE after it branches at once */
+        case BUILTIN_head:
+          if (!IS_CONS(local)) break;
+          sp[0] = AS_CONS(local)->head;
+          sp++;
+          steps++;
+          DISPATCH_AFTER(3);
+        case BUILTIN_tail:
+          if (!IS_CONS(local)) break;
+          sp[0] = cons_tail(AS_CONS(local));
+          sp++;
+          steps++;
+          DISPATCH_AFTER(3);
+        case BUILTIN_cons: { /* the head is on the stack, the tail in slot A */
+          if (!IS_LIST(local)) break;
+          STORE_FRAME(); /* it allocates: the collector sees both, in the frame */
+          ObjCons *cell = cons_new(vm, PEEK(0), local);
+          PEEK(0) = OBJ_VAL(cell);
+          steps++;
+          DISPATCH_AFTER(3);
+        }
+      }
+    }
+    sp[0] = local;
+    sp++;
+    DISPATCH_AFTER(1);
+  }
   CASE(GET_UPVALUE): PUSH(frame->closure->upvalues[READ_BYTE()]); DISPATCH();
   CASE(GET_GLOBAL): {
     int index = READ_U16();
@@ -691,7 +733,9 @@ next_thread:
   }
 
   CASE(BIND_LOCAL):
-    PUSH(slots[READ_BYTE()]);
+    sp[0] = slots[ip[0]]; /* as GET_LOCAL: no copy of ip or sp */
+    sp++;
+    ip++;
     goto bind;
   CASE(BIND): {
     Value action;

@@ -160,11 +160,13 @@ static ObjClosure *make_resume(VM *vm) {
 }
 
 /* Every `from` opcode of the instructions some path of `chunk` reaches
- * becomes `to` in `code` (the chunk's own code or a copy): a bytecode file
- * may hold bytes no path reaches, which the verifier never read, so the
+ * becomes `to` in `code` (the chunk's own code or a copy), where opcode
+ * `then` comes next (ANY_NEXT: whatever comes next): a bytecode file may
+ * hold bytes no path reaches, which the verifier never read, so the
  * instructions are found as the verifier walks them, not byte after byte.
- * The opcodes have the same operand and flags. */
-static void replace_reachable(const Chunk *chunk, uint8_t *code, uint8_t from, uint8_t to) {
+ * The opcodes have the same operand and stack effect. */
+#define ANY_NEXT (-1)
+static void replace_reachable(const Chunk *chunk, uint8_t *code, uint8_t from, uint8_t to, int then) {
   int n = chunk->count, pending = 0;
   bool *seen = xrealloc(NULL, (size_t)n + 1);
   int *work = xrealloc(NULL, (2 * (size_t)n + 1) * sizeof(int));
@@ -176,8 +178,8 @@ static void replace_reachable(const Chunk *chunk, uint8_t *code, uint8_t from, u
     seen[at] = true;
     uint8_t op = chunk->code[at];
     if (op >= OP_COUNT) continue; /* not verified code: nothing to follow */
-    if (code[at] == from) code[at] = to;
     int next = at + opcode_size(op);
+    if (code[at] == from && (then == ANY_NEXT || (next < n && chunk->code[next] == then))) code[at] = to;
     if (!(opcode_info[op].flags & OPF_ENDS)) work[pending++] = next;
     if (opcode_info[op].operand == OPERAND_JUMP && next <= n) work[pending++] = next + opcode_operand(chunk->code + at);
   }
@@ -187,14 +189,21 @@ static void replace_reachable(const Chunk *chunk, uint8_t *code, uint8_t from, u
 
 void vm_place_continuations(VM *vm, ObjProto *proto) {
   if (vm->stack_continuations) return;
-  replace_reachable(&proto->chunk, proto->chunk.code, OP_CALL_BIND, OP_CALL_BIND_HEAP);
+  replace_reachable(&proto->chunk, proto->chunk.code, OP_CALL_BIND, OP_CALL_BIND_HEAP, ANY_NEXT);
   for (int i = 0; i < proto->chunk.constants.count; i++)
     if (IS_PROTO(proto->chunk.constants.values[i])) vm_place_continuations(vm, AS_PROTO(proto->chunk.constants.values[i]));
 }
 
+void vm_place_superinstructions(ObjProto *proto) {
+  replace_reachable(&proto->chunk, proto->chunk.code, OP_GET_LOCAL, OP_LOCAL_NATIVE, OP_NATIVE);
+  for (int i = 0; i < proto->chunk.constants.count; i++)
+    if (IS_PROTO(proto->chunk.constants.values[i])) vm_place_superinstructions(AS_PROTO(proto->chunk.constants.values[i]));
+}
+
 void vm_code_as_compiled(const ObjProto *proto, uint8_t *code) {
   memcpy(code, proto->chunk.code, (size_t)proto->chunk.count);
-  replace_reachable(&proto->chunk, code, OP_CALL_BIND_HEAP, OP_CALL_BIND);
+  replace_reachable(&proto->chunk, code, OP_CALL_BIND_HEAP, OP_CALL_BIND, ANY_NEXT);
+  replace_reachable(&proto->chunk, code, OP_LOCAL_NATIVE, OP_GET_LOCAL, ANY_NEXT);
 }
 
 VM *vm_create(const VMConfig *config) {
