@@ -131,7 +131,6 @@ SimStatus INTERP_LOOP(VM *vm) {
   uint8_t *ip = NULL;
   Value *sp = NULL;
   Value *slots = NULL;
-  Value *constants = NULL;
   uint8_t op;
   Value exc;
   SimStatus status = SIM_OK;
@@ -142,6 +141,10 @@ SimStatus INTERP_LOOP(VM *vm) {
   uint64_t steps = vm->steps;
 
 #define READ_BYTE() (*ip++)
+/* Constant i of the running function: read through the frame, not kept in
+ * a local (the few instructions that read one cost a load or two more,
+ * every call and return one register fewer to keep and reload) */
+#define CONSTANT(i) (frame->closure->proto->chunk.constants.values[(i)])
 /* The opcode of the instruction just dispatched, at a handler's entry (before
  * its operand is read): for handlers several opcodes share. */
 #define OPCODE_HERE() (op = ip[-1])
@@ -156,7 +159,6 @@ SimStatus INTERP_LOOP(VM *vm) {
     ip = frame->ip;                                            \
     sp = thread->sp;                                           \
     slots = frame->slots;                                      \
-    constants = frame->closure->proto->chunk.constants.values; \
   } while (0)
 /* Back in the caller after a frame was popped (sp is set by the caller). */
 #define LOAD_CALLER()                                          \
@@ -164,7 +166,6 @@ SimStatus INTERP_LOOP(VM *vm) {
     frame = &thread->frames[thread->frame_count - 1];          \
     ip = frame->ip;                                            \
     slots = frame->slots;                                      \
-    constants = frame->closure->proto->chunk.constants.values; \
   } while (0)
 #define RUNTIME_ERROR(...)     \
   do {                         \
@@ -206,7 +207,6 @@ SimStatus INTERP_LOOP(VM *vm) {
       frame->ip = ip = callee_->chunk.code;                                                            \
       frame->slots = slots = sp - (count);                                                             \
       frame->profile_node = -1;                                                                        \
-      constants = callee_->chunk.constants.values;                                                     \
     } else {                                                                                           \
       thread->sp = sp;                                                                                 \
       if (!thread_reserve(vm, thread, callee_->max_slots)) RUNTIME_ERROR("stack overflow");             \
@@ -329,7 +329,7 @@ next_thread:
 
   LOOP_START
 
-  CASE(CONST): PUSH(constants[READ_U16()]); DISPATCH();
+  CASE(CONST): PUSH(CONSTANT(READ_U16())); DISPATCH();
   CASE(UNIT): PUSH(UNIT_VAL); DISPATCH();
   CASE(TRUE): PUSH(BOOL_VAL(true)); DISPATCH();
   CASE(FALSE): PUSH(BOOL_VAL(false)); DISPATCH();
@@ -397,7 +397,7 @@ next_thread:
   }
   CASE(DEFINE_GLOBAL): vm->globals.values[READ_U16()] = POP(); DISPATCH();
   CASE(CLOSURE): {
-    ObjProto *proto = AS_PROTO(constants[READ_U16()]);
+    ObjProto *proto = AS_PROTO(CONSTANT(READ_U16()));
     STORE_FRAME();
     ObjClosure *closure = obj_closure(vm, proto, proto->upvalue_count);
     for (int i = 0; i < proto->upvalue_count; i++) {
@@ -559,7 +559,7 @@ next_thread:
     DISPATCH();
   }
   CASE(FIELD): {
-    ObjString *name = AS_STRING(constants[READ_U16()]);
+    ObjString *name = AS_STRING(CONSTANT(READ_U16()));
     STORE_FRAME();
     CHECK(ops_field(vm, PEEK(0), name, &PEEK(0)));
     DISPATCH();
@@ -638,7 +638,6 @@ next_thread:
         frame->closure = closure;
         frame->ip = ip = proto->chunk.code;
         frame->profile_node = -1;
-        constants = proto->chunk.constants.values;
         if (__builtin_expect(sp - 1 + proto->max_slots > thread->stack + thread->stack_capacity, 0)) {
           thread->sp = sp;
           if (!thread_reserve(vm, thread, proto->max_slots)) RUNTIME_ERROR("stack overflow");
@@ -756,7 +755,6 @@ next_thread:
       frame->closure = vm->resume_closure;
       frame->ip = ip = vm->resume_closure->proto->chunk.code + 1; /* after its BIND */
       frame->profile_node = -1;
-      constants = vm->resume_closure->proto->chunk.constants.values;
     } else {
       PROFILE_COUNT(stack_continuations);
     }
@@ -902,7 +900,7 @@ next_thread:
   CASE(DELAY_K):
     /* a duration of 0 or more (the verifier's rule): the common case needs
      * none of DELAY's checks of the argument */
-    delay_ns = AS_DURATION(constants[READ_U16()]);
+    delay_ns = AS_DURATION(CONSTANT(READ_U16()));
     if (__builtin_expect(thread->in_transaction || thread->pending_count || vm->sink_count || vm->explore, 0)) {
       PUSH(DURATION_VAL(delay_ns));
       goto delay;
@@ -932,7 +930,7 @@ next_thread:
     goto next_thread;
   CASE(SAY_K): {
     /* a constant is never an action (those are made at run time) */
-    Value what = constants[READ_U16()];
+    Value what = CONSTANT(READ_U16());
     if (__builtin_expect(!vm->config.write_say && !vm->sink_count && !thread->in_transaction, 1)) {
       vm->stats.events++; /* nothing is printed: nothing is shown */
       PUSH(UNIT_VAL);
@@ -964,7 +962,7 @@ next_thread:
     DISPATCH();
   CASE(LABEL_NEW): {
     /* the compiler emits this only after binding a constructor's result */
-    ObjString *name = AS_STRING(constants[READ_U16()]);
+    ObjString *name = AS_STRING(CONSTANT(READ_U16()));
     Value made = PEEK(0);
     if (IS_TVAR(made) && !AS_TVAR(made)->label) AS_TVAR(made)->label = name;
     else if (IS_MVAR(made) && !AS_MVAR(made)->label) AS_MVAR(made)->label = name;
