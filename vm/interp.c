@@ -777,7 +777,8 @@ next_thread:
         if (!thread_reserve(vm, thread, primitive->argc + 1)) RUNTIME_ERROR("stack overflow");
         LOAD_FRAME(); /* the stack moved */
       }
-      for (int i = 0; i < primitive->argc; i++) PUSH(primitive->args[i]);
+      if (primitive->argc == 1) PUSH(primitive->args[0]); /* fork(act), kill(t), say(s) ... */
+      else for (int i = 0; i < primitive->argc; i++) PUSH(primitive->args[i]);
       if (primitive->builtin == ACTION_CALL) {
         /* a suspended call: the closure and its arguments become the frame's slots */
         PUSH_FRAME(AS_CLOSURE(primitive->args[0]), primitive->argc, "binds");

@@ -150,10 +150,6 @@ static bool waits_to_throw_to(const ObjThread *thrower, const ObjThread *target)
          thrower->wait_object == &target->obj;
 }
 
-bool sched_should_raise(const ObjThread *thread) {
-  return thread->pending_count > 0 && (thread->mask == MASK_NONE || thread->interrupted);
-}
-
 Value sched_take_pending(VM *vm, ObjThread *thread) {
   Pending first = thread_take_pending(thread);
   thread->interrupted = false;

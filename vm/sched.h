@@ -148,7 +148,9 @@ bool sched_would_deliver(const ObjThread *target);
 
 /* True when `thread` must raise a pending exception now: it has one, and it
  * is unmasked or was woken by it from an interruptible wait. */
-bool sched_should_raise(const ObjThread *thread);
+static inline bool sched_should_raise(const ObjThread *thread) {
+  return thread->pending_count > 0 && (thread->mask == MASK_NONE || thread->interrupted);
+}
 
 /* Take the oldest pending exception to raise it, waking its thrower. */
 Value sched_take_pending(VM *vm, ObjThread *thread);

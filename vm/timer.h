@@ -71,7 +71,7 @@ static inline void timer_heap_remove(TimerHeap *heap, Timer *timer) {
   if (!timer->set) return;
   timer->set = false;
   heap->stale++;
-  if (heap->stale > heap->count / 2 && heap->count >= TIMER_HEAP_REBUILD_AT) timer_heap_rebuild(heap);
+  if (heap->count >= TIMER_HEAP_REBUILD_AT && heap->stale > heap->count / 2) timer_heap_rebuild(heap);
 }
 /* timer_heap_insert's ways out of line: room for one more entry (a bigger
  * array, or the stale entries dropped), and moving entry `index` up to its
