@@ -40,6 +40,8 @@
 #define FUSE_BRANCH 0 /* the profile counts each JUMP_IF_FALSE where it is */
 #define FUSE_NATIVE 0 /* ... and LOCAL_NATIVE as the GET_LOCAL it stands for */
 #define PROFILE_COUNT(stat) (vm->stats.stat++)
+/* A frame the loop starts or restarts gets its call path when it first runs. */
+#define PROFILE_NEW_FRAME(f) ((f)->profile_node = -1)
 
 /* Count the instruction about to run, by opcode and by the frame's call path
  * (found on the frame's first instruction: frames below always have theirs). */
@@ -60,6 +62,7 @@ static inline void profile_instruction(VM *vm, ObjThread *thread, CallFrame *fra
 #define FUSE_BRANCH 1
 #define FUSE_NATIVE 1
 #define PROFILE_COUNT(stat) ((void)0) /* counts only the profile reports */
+#define PROFILE_NEW_FRAME(f) ((void)0) /* read only by the profiled loop, which a run uses throughout or not at all */
 SimStatus interp_loop_profiled(VM *vm);
 SimStatus interp_loop_plain(VM *vm);
 
@@ -206,7 +209,7 @@ SimStatus INTERP_LOOP(VM *vm) {
       frame->closure = closure_;                                                                      \
       frame->ip = ip = callee_->chunk.code;                                                            \
       frame->slots = slots = sp - (count);                                                             \
-      frame->profile_node = -1;                                                                        \
+      PROFILE_NEW_FRAME(frame);                                                                        \
     } else {                                                                                           \
       thread->sp = sp;                                                                                 \
       if (!thread_reserve(vm, thread, callee_->max_slots)) RUNTIME_ERROR("stack overflow");             \
@@ -637,7 +640,7 @@ next_thread:
         sp = slots + argc + 1;
         frame->closure = closure;
         frame->ip = ip = proto->chunk.code;
-        frame->profile_node = -1;
+        PROFILE_NEW_FRAME(frame);
         if (__builtin_expect(sp - 1 + proto->max_slots > thread->stack + thread->stack_capacity, 0)) {
           thread->sp = sp;
           if (!thread_reserve(vm, thread, proto->max_slots)) RUNTIME_ERROR("stack overflow");
@@ -709,7 +712,7 @@ next_thread:
     ObjProto *proto = frame->closure->proto;
     sp = slots + 1 + proto->arity;
     ip = proto->chunk.code;
-    frame->profile_node = -1; /* counted as a call, as TAIL_CALL is */
+    PROFILE_NEW_FRAME(frame); /* counted as a call, as TAIL_CALL is */
     DISPATCH();
   }
   CASE(TAIL_SELF): {
@@ -719,7 +722,7 @@ next_thread:
     set_parameters(slots, sp - argc, argc);
     sp = slots + argc + 1;
     ip = frame->closure->proto->chunk.code;
-    frame->profile_node = -1; /* counted as a call, as TAIL_CALL is */
+    PROFILE_NEW_FRAME(frame); /* counted as a call, as TAIL_CALL is */
     DISPATCH();
   }
   CASE(RETURN): {

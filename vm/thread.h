@@ -18,7 +18,8 @@ typedef struct {
   ObjClosure *closure;
   uint8_t *ip;
   Value *slots;
-  int profile_node;  /* its call path when profiling (vm/profile.h); -1 until it runs */
+  int profile_node;  /* its call path when profiling (vm/profile.h); -1 until it
+                        runs (only the profiled loop keeps it up to date) */
 } CallFrame;
 
 typedef enum {
