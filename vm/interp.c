@@ -38,7 +38,7 @@
 #define INTERP_LOOP interp_loop_profiled
 #define PROFILE_INSTRUCTION() profile_instruction(vm, thread, frame, op)
 #define FUSE_BRANCH 0 /* the profile counts each JUMP_IF_FALSE where it is */
-#define FUSE_NATIVE 0 /* ... and LOCAL_NATIVE as the GET_LOCAL it stands for */
+#define FUSE_NATIVE 0 /* ... and a superinstruction as the GET_LOCAL it stands for */
 #define PROFILE_COUNT(stat) (vm->stats.stat++)
 /* A frame the loop starts or restarts gets its call path when it first runs. */
 #define PROFILE_NEW_FRAME(f) ((f)->profile_node = -1)
@@ -350,45 +350,57 @@ next_thread:
     sp[0] = slots[ip[0]];
     sp++;
     DISPATCH_AFTER(1);
-  CASE(LOCAL_NATIVE): {
-    /* GET_LOCAL A; NATIVE N (vm_place_superinstructions): NATIVE's list
-     * natives on the values they expect, on slot A itself, with one
-     * dispatch for the pair (counted as two instructions); anything else
-     * is GET_LOCAL, and the NATIVE runs next on its own */
+  /* The superinstructions GET_LOCAL A; NATIVE N (vm_place_superinstructions):
+   * the native on slot A itself when it holds what the native expects, with
+   * one dispatch for both (counted as two instructions); anything else is
+   * GET_LOCAL, and the NATIVE runs next on its own (its error included). */
+#define LOCAL_ALONE(local) \
+  do {                     \
+    sp[0] = (local);       \
+    sp++;                  \
+    DISPATCH_AFTER(1);     \
+  } while (0)
+  CASE(LOCAL_IS_EMPTY): {
     Value local = slots[ip[0]];
-    if (FUSE_NATIVE) {
-      switch (ip[2]) {
-        case BUILTIN_isEmpty:
-          if (!IS_NIL(local) && !IS_CONS(local)) break;
-          ip += 3;
-          steps++;
-          CONDITION(IS_NIL(local), 0); /* a JUMP_IF_FALSE after it branches at once */
-        case BUILTIN_head:
-          if (!IS_CONS(local)) break;
-          sp[0] = AS_CONS(local)->head;
-          sp++;
-          steps++;
-          DISPATCH_AFTER(3);
-        case BUILTIN_tail:
-          if (!IS_CONS(local)) break;
-          sp[0] = cons_tail(AS_CONS(local));
-          sp++;
-          steps++;
-          DISPATCH_AFTER(3);
-        case BUILTIN_cons: { /* the head is on the stack, the tail in slot A */
-          if (!IS_LIST(local)) break;
-          STORE_FRAME(); /* it allocates: the collector sees both, in the frame */
-          ObjCons *cell = cons_new(vm, PEEK(0), local);
-          PEEK(0) = OBJ_VAL(cell);
-          steps++;
-          DISPATCH_AFTER(3);
-        }
-      }
+    if (FUSE_NATIVE && (IS_NIL(local) || IS_CONS(local))) {
+      ip += 3;
+      steps++;
+      CONDITION(IS_NIL(local), 0); /* a JUMP_IF_FALSE after it branches at once */
     }
-    sp[0] = local;
-    sp++;
-    DISPATCH_AFTER(1);
+    LOCAL_ALONE(local);
   }
+  CASE(LOCAL_HEAD): {
+    Value local = slots[ip[0]];
+    if (FUSE_NATIVE && IS_CONS(local)) {
+      sp[0] = AS_CONS(local)->head;
+      sp++;
+      steps++;
+      DISPATCH_AFTER(3);
+    }
+    LOCAL_ALONE(local);
+  }
+  CASE(LOCAL_TAIL): {
+    Value local = slots[ip[0]];
+    if (FUSE_NATIVE && IS_CONS(local)) {
+      sp[0] = cons_tail(AS_CONS(local));
+      sp++;
+      steps++;
+      DISPATCH_AFTER(3);
+    }
+    LOCAL_ALONE(local);
+  }
+  CASE(LOCAL_CONS): { /* the head is on the stack, the tail in slot A */
+    Value local = slots[ip[0]];
+    if (FUSE_NATIVE && IS_LIST(local)) {
+      STORE_FRAME(); /* it allocates: the collector sees both, in the frame */
+      ObjCons *cell = cons_new(vm, PEEK(0), local);
+      PEEK(0) = OBJ_VAL(cell);
+      steps++;
+      DISPATCH_AFTER(3);
+    }
+    LOCAL_ALONE(local);
+  }
+#undef LOCAL_ALONE
   CASE(GET_UPVALUE): PUSH(frame->closure->upvalues[READ_BYTE()]); DISPATCH();
   CASE(GET_GLOBAL): {
     int index = READ_U16();

@@ -200,13 +200,14 @@ void vm_destroy(VM *vm);
  * (api_add_module); bytecode_write writes it as compiled. */
 void vm_place_continuations(VM *vm, ObjProto *proto);
 /* Superinstructions in loaded code: every GET_LOCAL of `proto` and the
- * prototypes in its constants that a NATIVE follows becomes LOCAL_NATIVE,
- * which runs the pair at once when it can (vm/interp.c). The NATIVE stays
- * where it was, so a jump to it, or the profiled loop (which runs
- * LOCAL_NATIVE as GET_LOCAL), runs it on its own. */
+ * prototypes in its constants that a NATIVE of isEmpty, head, tail or
+ * cons follows becomes LOCAL_IS_EMPTY ... LOCAL_CONS, which runs the pair
+ * at once when it can (vm/interp.c). The NATIVE stays where it was, so a
+ * jump to it, or the profiled loop (which runs them as GET_LOCAL), runs
+ * it on its own. */
 void vm_place_superinstructions(ObjProto *proto);
 /* `proto`'s code as it was compiled (CALL_BIND for CALL_BIND_HEAP,
- * GET_LOCAL for LOCAL_NATIVE) into `code`, chunk.count bytes. */
+ * GET_LOCAL for the superinstructions) into `code`, chunk.count bytes. */
 void vm_code_as_compiled(const ObjProto *proto, uint8_t *code);
 
 /* The VM's own copy of the file name `name`, made once and kept for the

@@ -160,11 +160,11 @@ static ObjClosure *make_resume(VM *vm) {
 }
 
 /* Every `from` opcode of the instructions some path of `chunk` reaches
- * becomes `to` in `code` (the chunk's own code or a copy), where opcode
- * `then` comes next (ANY_NEXT: whatever comes next): a bytecode file may
- * hold bytes no path reaches, which the verifier never read, so the
- * instructions are found as the verifier walks them, not byte after byte.
- * The opcodes have the same operand and stack effect. */
+ * becomes `to` in `code` (the chunk's own code or a copy), where the next
+ * instruction is NATIVE of builtin `then` (ANY_NEXT: whatever comes next):
+ * a bytecode file may hold bytes no path reaches, which the verifier never
+ * read, so the instructions are found as the verifier walks them, not byte
+ * after byte. The opcodes have the same operand and stack effect. */
 #define ANY_NEXT (-1)
 static void replace_reachable(const Chunk *chunk, uint8_t *code, uint8_t from, uint8_t to, int then) {
   int n = chunk->count, pending = 0;
@@ -179,7 +179,9 @@ static void replace_reachable(const Chunk *chunk, uint8_t *code, uint8_t from, u
     uint8_t op = chunk->code[at];
     if (op >= OP_COUNT) continue; /* not verified code: nothing to follow */
     int next = at + opcode_size(op);
-    if (code[at] == from && (then == ANY_NEXT || (next < n && chunk->code[next] == then))) code[at] = to;
+    if (code[at] == from &&
+        (then == ANY_NEXT || (next + 1 < n && chunk->code[next] == OP_NATIVE && chunk->code[next + 1] == then)))
+      code[at] = to;
     if (!(opcode_info[op].flags & OPF_ENDS)) work[pending++] = next;
     if (opcode_info[op].operand == OPERAND_JUMP && next <= n) work[pending++] = next + opcode_operand(chunk->code + at);
   }
@@ -195,7 +197,11 @@ void vm_place_continuations(VM *vm, ObjProto *proto) {
 }
 
 void vm_place_superinstructions(ObjProto *proto) {
-  replace_reachable(&proto->chunk, proto->chunk.code, OP_GET_LOCAL, OP_LOCAL_NATIVE, OP_NATIVE);
+  static const struct { uint8_t op; int native; } fused[] = {
+      {OP_LOCAL_IS_EMPTY, BUILTIN_isEmpty}, {OP_LOCAL_HEAD, BUILTIN_head},
+      {OP_LOCAL_TAIL, BUILTIN_tail},        {OP_LOCAL_CONS, BUILTIN_cons}};
+  for (size_t i = 0; i < sizeof fused / sizeof fused[0]; i++)
+    replace_reachable(&proto->chunk, proto->chunk.code, OP_GET_LOCAL, fused[i].op, fused[i].native);
   for (int i = 0; i < proto->chunk.constants.count; i++)
     if (IS_PROTO(proto->chunk.constants.values[i])) vm_place_superinstructions(AS_PROTO(proto->chunk.constants.values[i]));
 }
@@ -203,7 +209,7 @@ void vm_place_superinstructions(ObjProto *proto) {
 void vm_code_as_compiled(const ObjProto *proto, uint8_t *code) {
   memcpy(code, proto->chunk.code, (size_t)proto->chunk.count);
   replace_reachable(&proto->chunk, code, OP_CALL_BIND_HEAP, OP_CALL_BIND, ANY_NEXT);
-  replace_reachable(&proto->chunk, code, OP_LOCAL_NATIVE, OP_GET_LOCAL, ANY_NEXT);
+  for (uint8_t op = OP_LOCAL_IS_EMPTY; op <= OP_LOCAL_CONS; op++) replace_reachable(&proto->chunk, code, op, OP_GET_LOCAL, ANY_NEXT);
 }
 
 VM *vm_create(const VMConfig *config) {
