@@ -114,10 +114,12 @@ PrimResult prim_label_thread(VM *vm, ObjThread *thread, Value *args, bool by_pre
 PrimResult prim_kill(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   (void)by_prelude;
   /* kill(t) is throwTo(t, ThreadKilled); a thread asleep in delay, the
-   * common case, without prim_throw_to's general cases */
+   * common case, without prim_throw_to's general cases, and with no sink
+   * to hand the events to (they are only counted), so that it calls
+   * nothing and needs no frame */
   ObjThread *target = AS_THREAD(args[0]);
   Value killed = OBJ_VAL(vm->thread_killed);
-  if (sched_is_plain_sleeper(vm, target)) {
+  if (!vm->sink_count && sched_is_plain_sleeper(vm, target)) {
     vm_event(vm, .kind = EV_KILL, .thread = thread, .other = target, .value = killed);
     sched_throw_to_sleeper(vm, thread, target, killed);
     return prim_return(thread, args, UNIT_VAL); /* no explorer: no scheduling point to ask about */
