@@ -350,10 +350,11 @@ next_thread:
     sp[0] = slots[ip[0]];
     sp++;
     DISPATCH_AFTER(1);
-  /* The superinstructions GET_LOCAL A; NATIVE N (vm_place_superinstructions):
-   * the native on slot A itself when it holds what the native expects, with
+  /* The superinstructions GET_LOCAL A; NATIVE N or OP K (vm_place_superinstructions):
+   * the native or operation on slot A itself when it holds what the native expects, with
    * one dispatch for both (counted as two instructions); anything else is
-   * GET_LOCAL, and the NATIVE runs next on its own (its error included). */
+   * GET_LOCAL, and the second instruction runs next on its own (its error
+   * included). */
 #define LOCAL_ALONE(local) \
   do {                     \
     sp[0] = (local);       \
@@ -397,6 +398,41 @@ next_thread:
       PEEK(0) = OBJ_VAL(cell);
       steps++;
       DISPATCH_AFTER(3);
+    }
+    LOCAL_ALONE(local);
+  }
+  CASE(LOCAL_ADDI):
+  CASE(LOCAL_SUBI): { /* an int, and no overflow (the slow way reports it) */
+    OPCODE_HERE();
+    Value local = slots[ip[0]];
+    int64_t r;
+    if (FUSE_NATIVE && IS_INT(local) &&
+        !(op == OP_LOCAL_ADDI ? __builtin_add_overflow(AS_INT(local), (int8_t)ip[2], &r)
+                              : __builtin_sub_overflow(AS_INT(local), (int8_t)ip[2], &r))) {
+      sp[0] = INT_VAL(r);
+      sp++;
+      steps++;
+      DISPATCH_AFTER(3);
+    }
+    LOCAL_ALONE(local);
+  }
+  CASE(LOCAL_LTI): {
+    Value local = slots[ip[0]];
+    if (FUSE_NATIVE && IS_INT(local)) {
+      int64_t k = (int8_t)ip[2];
+      ip += 3;
+      steps++;
+      CONDITION(AS_INT(local) < k, 0);
+    }
+    LOCAL_ALONE(local);
+  }
+  CASE(LOCAL_LEI): {
+    Value local = slots[ip[0]];
+    if (FUSE_NATIVE && IS_INT(local)) {
+      int64_t k = (int8_t)ip[2];
+      ip += 3;
+      steps++;
+      CONDITION(AS_INT(local) <= k, 0);
     }
     LOCAL_ALONE(local);
   }

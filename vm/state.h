@@ -201,10 +201,10 @@ void vm_destroy(VM *vm);
 void vm_place_continuations(VM *vm, ObjProto *proto);
 /* Superinstructions in loaded code: every GET_LOCAL of `proto` and the
  * prototypes in its constants that a NATIVE of isEmpty, head, tail or
- * cons follows becomes LOCAL_IS_EMPTY ... LOCAL_CONS, which runs the pair
- * at once when it can (vm/interp.c). The NATIVE stays where it was, so a
- * jump to it, or the profiled loop (which runs them as GET_LOCAL), runs
- * it on its own. */
+ * cons, or an ADDI, SUBI, LTI or LEI follows becomes LOCAL_IS_EMPTY ...
+ * LOCAL_LEI, which runs the pair at once when it can (vm/interp.c). The
+ * second instruction stays where it was, so a jump to it, or the profiled
+ * loop (which runs them as GET_LOCAL), runs it on its own. */
 void vm_place_superinstructions(ObjProto *proto);
 /* `proto`'s code as it was compiled (CALL_BIND for CALL_BIND_HEAP,
  * GET_LOCAL for the superinstructions) into `code`, chunk.count bytes. */
