@@ -270,20 +270,31 @@ void vm_write_trace(VM *vm, int which, const char *text, size_t length);
  * when a run ends. */
 void vm_flush_output(VM *vm);
 
+/* The run's peak heap, stats.peak_heap, is kept up to date lazily: the
+ * heap only grows between the moments it shrinks (a sweep, a reset, stacks
+ * given back), so the peak is noted just before each of them, and read
+ * through vm_peak_heap; an allocation need not compare. */
+static inline void gc_note_peak(VM *vm) {
+  if (vm->bytes_allocated > vm->stats.peak_heap) vm->stats.peak_heap = vm->bytes_allocated;
+}
+/* The most bytes in use at any time of this run so far. */
+static inline uint64_t vm_peak_heap(VM *vm) {
+  gc_note_peak(vm);
+  return vm->stats.peak_heap;
+}
+
 /* See vm/memory.h (both count in the VM, so they are defined here). */
 static inline void gc_account(VM *vm, ptrdiff_t delta) {
+  if (delta < 0) gc_note_peak(vm); /* before the heap shrinks */
   vm->bytes_allocated += (size_t)delta;
-  if (delta <= 0) return; /* storage given back cannot raise the peak */
-  vm->stats.bytes_allocated += (uint64_t)delta;
-  if (vm->bytes_allocated > vm->stats.peak_heap) vm->stats.peak_heap = vm->bytes_allocated;
+  if (delta > 0) vm->stats.bytes_allocated += (uint64_t)delta;
 }
 
 static inline __attribute__((always_inline)) Obj *gc_alloc(VM *vm, size_t size, ObjType type) {
   if (__builtin_expect(vm->bytes_allocated + size > vm->alloc_limit, 0)) gc_make_room(vm, size);
   vm->bytes_allocated += size;
   vm->stats.allocations++;
-  vm->stats.bytes_allocated += size;
-  if (vm->bytes_allocated > vm->stats.peak_heap) vm->stats.peak_heap = vm->bytes_allocated;
+  vm->stats.bytes_allocated += size; /* the peak: gc_note_peak */
   Obj *obj = heap_alloc(&vm->heap, size);
   obj->type = type;
   obj->marked = false;
