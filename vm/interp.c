@@ -3,12 +3,12 @@
  * vm/unwind.c). Computed goto where GCC/Clang allow it, a switch otherwise
  * (or when built with -DSIMVM_SWITCH_DISPATCH; the tests run both).
  *
- * ip, sp, the frame, its slots and constants are hoisted into locals
- * (registers). The discipline: STORE_FRAME() writes ip and sp back before
- * anything that can switch threads, grow a stack, raise, collect or read
- * the thread's stack (the collector must see the exact stack); LOAD_FRAME()
- * reloads all of them after anything that can push or pop frames or move
- * the stack. Every out-of-line primitive and VM instruction is called with
+ * ip, sp, the frame and its slots are hoisted into locals (registers);
+ * constants are read through the frame (CONSTANT). The discipline:
+ * STORE_FRAME() writes ip and sp back before anything that can switch
+ * threads, grow a stack, raise, collect or read the thread's stack (the
+ * collector must see the exact stack); LOAD_FRAME() reloads all of them
+ * after anything that can push or pop frames or move the stack. Every out-of-line primitive and VM instruction is called with
  * the frame stored and is followed by a full LOAD_FRAME(), whatever it did
  * (see vm/prim.h).
  *
@@ -38,7 +38,7 @@
 #define INTERP_LOOP interp_loop_profiled
 #define PROFILE_INSTRUCTION() profile_instruction(vm, thread, frame, op)
 #define FUSE_BRANCH 0 /* the profile counts each JUMP_IF_FALSE where it is */
-#define FUSE_NATIVE 0 /* ... and a superinstruction as the GET_LOCAL it stands for */
+#define FUSE_SUPER 0 /* ... and a superinstruction as the GET_LOCAL it stands for */
 #define PROFILE_COUNT(stat) (vm->stats.stat++)
 /* A frame the loop starts or restarts gets its call path when it first runs. */
 #define PROFILE_NEW_FRAME(f) ((f)->profile_node = -1)
@@ -60,7 +60,7 @@ static inline void profile_instruction(VM *vm, ObjThread *thread, CallFrame *fra
 #define INTERP_LOOP interp_loop_plain
 #define PROFILE_INSTRUCTION() ((void)0)
 #define FUSE_BRANCH 1
-#define FUSE_NATIVE 1
+#define FUSE_SUPER 1
 #define PROFILE_COUNT(stat) ((void)0) /* counts only the profile reports */
 #define PROFILE_NEW_FRAME(f) ((void)0) /* read only by the profiled loop, which a run uses throughout or not at all */
 SimStatus interp_loop_profiled(VM *vm);
@@ -350,11 +350,11 @@ next_thread:
     sp[0] = slots[ip[0]];
     sp++;
     DISPATCH_AFTER(1);
-  /* The superinstructions GET_LOCAL A; NATIVE N or OP K (vm_place_superinstructions):
-   * the native or operation on slot A itself when it holds what the native expects, with
-   * one dispatch for both (counted as two instructions); anything else is
-   * GET_LOCAL, and the second instruction runs next on its own (its error
-   * included). */
+  /* The superinstructions, GET_LOCAL A; NATIVE N or OP K in one
+   * (vm_place_superinstructions): the native or operation on slot A itself
+   * when it holds what that expects, with one dispatch for both (counted
+   * as two instructions); anything else is GET_LOCAL, and the second
+   * instruction runs next on its own (its error included). */
 #define LOCAL_ALONE(local) \
   do {                     \
     sp[0] = (local);       \
@@ -363,7 +363,7 @@ next_thread:
   } while (0)
   CASE(LOCAL_IS_EMPTY): {
     Value local = slots[ip[0]];
-    if (FUSE_NATIVE && (IS_NIL(local) || IS_CONS(local))) {
+    if (FUSE_SUPER && (IS_NIL(local) || IS_CONS(local))) {
       ip += 3;
       steps++;
       CONDITION(IS_NIL(local), 0); /* a JUMP_IF_FALSE after it branches at once */
@@ -372,7 +372,7 @@ next_thread:
   }
   CASE(LOCAL_HEAD): {
     Value local = slots[ip[0]];
-    if (FUSE_NATIVE && IS_CONS(local)) {
+    if (FUSE_SUPER && IS_CONS(local)) {
       sp[0] = AS_CONS(local)->head;
       sp++;
       steps++;
@@ -382,7 +382,7 @@ next_thread:
   }
   CASE(LOCAL_TAIL): {
     Value local = slots[ip[0]];
-    if (FUSE_NATIVE && IS_CONS(local)) {
+    if (FUSE_SUPER && IS_CONS(local)) {
       sp[0] = cons_tail(AS_CONS(local));
       sp++;
       steps++;
@@ -392,7 +392,7 @@ next_thread:
   }
   CASE(LOCAL_CONS): { /* the head is on the stack, the tail in slot A */
     Value local = slots[ip[0]];
-    if (FUSE_NATIVE && IS_LIST(local)) {
+    if (FUSE_SUPER && IS_LIST(local)) {
       STORE_FRAME(); /* it allocates: the collector sees both, in the frame */
       ObjCons *cell = cons_new(vm, PEEK(0), local);
       PEEK(0) = OBJ_VAL(cell);
@@ -406,7 +406,7 @@ next_thread:
     OPCODE_HERE();
     Value local = slots[ip[0]];
     int64_t r;
-    if (FUSE_NATIVE && IS_INT(local) &&
+    if (FUSE_SUPER && IS_INT(local) &&
         !(op == OP_LOCAL_ADDI ? __builtin_add_overflow(AS_INT(local), (int8_t)ip[2], &r)
                               : __builtin_sub_overflow(AS_INT(local), (int8_t)ip[2], &r))) {
       sp[0] = INT_VAL(r);
@@ -418,7 +418,7 @@ next_thread:
   }
   CASE(LOCAL_LTI): {
     Value local = slots[ip[0]];
-    if (FUSE_NATIVE && IS_INT(local)) {
+    if (FUSE_SUPER && IS_INT(local)) {
       int64_t k = (int8_t)ip[2];
       ip += 3;
       steps++;
@@ -428,7 +428,7 @@ next_thread:
   }
   CASE(LOCAL_LEI): {
     Value local = slots[ip[0]];
-    if (FUSE_NATIVE && IS_INT(local)) {
+    if (FUSE_SUPER && IS_INT(local)) {
       int64_t k = (int8_t)ip[2];
       ip += 3;
       steps++;
@@ -805,7 +805,7 @@ next_thread:
       PUSH(action);
       frame->closure = vm->resume_closure;
       frame->ip = ip = vm->resume_closure->proto->chunk.code + 1; /* after its BIND */
-      frame->profile_node = -1;
+      PROFILE_NEW_FRAME(frame);
     } else {
       PROFILE_COUNT(stack_continuations);
     }
