@@ -34,16 +34,14 @@ ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   thread->wait_count = 0;
   thread->mask = MASK_NONE;
   thread->interrupted = false;
-  thread->wait_object = NULL;
-  thread->wait_value = UNIT_VAL;
-  thread->wait_prev = thread->wait_next = NULL;
+  /* the wait's fields are set as a wait begins (read only through
+   * blocked_on), and raise_line with raise_file */
   thread->pending = thread->pending_one;
   thread->pending_count = 0;
   thread->pending_capacity = 1;
   thread->raised_by = NULL;
   thread->raised_value = UNIT_VAL;
   thread->raise_file = NULL;
-  thread->raise_line = 0;
 
   /* main's stream is the run's seed; a child's is split from its parent's
    * (splitmix64_next, its mixing left to thread_rng) */
