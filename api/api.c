@@ -26,6 +26,7 @@ void api_loader_free(VM *vm) {
 void api_add_module(VM *vm, char *key, ObjClosure *init) {
   Loader *loader = vm->loader;
   vm_place_continuations(vm, init->proto);
+  vm_place_superinstructions(init->proto);
   int index = vm->module_inits.count;
   value_array_push(&vm->module_inits, OBJ_VAL(init));
   loader->module_keys = xrealloc(loader->module_keys, (size_t)vm->module_inits.count * sizeof(char *));

@@ -4,7 +4,7 @@
 
 int debug_instruction(Buffer *out, const ObjProto *proto, int offset, const VM *vm) {
   const Chunk *chunk = &proto->chunk;
-  uint8_t op = chunk->code[offset];
+  uint8_t op = opcode_as_compiled(chunk->code[offset]);
   if (op >= OP_COUNT) {
     buf_printf(out, "  %04d %4d  <bad opcode %d>\n", offset, chunk->lines[offset], op);
     return offset + 1;

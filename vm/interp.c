@@ -3,12 +3,12 @@
  * vm/unwind.c). Computed goto where GCC/Clang allow it, a switch otherwise
  * (or when built with -DSIMVM_SWITCH_DISPATCH; the tests run both).
  *
- * ip, sp, the frame, its slots and constants are hoisted into locals
- * (registers). The discipline: STORE_FRAME() writes ip and sp back before
- * anything that can switch threads, grow a stack, raise, collect or read
- * the thread's stack (the collector must see the exact stack); LOAD_FRAME()
- * reloads all of them after anything that can push or pop frames or move
- * the stack. Every out-of-line primitive and VM instruction is called with
+ * ip, sp, the frame and its slots are hoisted into locals (registers);
+ * constants are read through the frame (CONSTANT). The discipline:
+ * STORE_FRAME() writes ip and sp back before anything that can switch
+ * threads, grow a stack, raise, collect or read the thread's stack (the
+ * collector must see the exact stack); LOAD_FRAME() reloads all of them
+ * after anything that can push or pop frames or move the stack. Every out-of-line primitive and VM instruction is called with
  * the frame stored and is followed by a full LOAD_FRAME(), whatever it did
  * (see vm/prim.h).
  *
@@ -39,7 +39,10 @@
 #define PROFILE_INSTRUCTION() profile_instruction(vm, thread, frame, op)
 #define FUSE_BRANCH 0 /* the profile counts each JUMP_IF_FALSE where it is */
 #define FUSE_POP 0    /* and each POP */
+#define FUSE_SUPER 0 /* ... and a superinstruction as the GET_LOCAL it stands for */
 #define PROFILE_COUNT(stat) (vm->stats.stat++)
+/* A frame the loop starts or restarts gets its call path when it first runs. */
+#define PROFILE_NEW_FRAME(f) ((f)->profile_node = -1)
 
 /* Count the instruction about to run, by opcode and by the frame's call path
  * (found on the frame's first instruction: frames below always have theirs). */
@@ -52,14 +55,16 @@ static inline void profile_instruction(VM *vm, ObjThread *thread, CallFrame *fra
     profile->nodes[frame->profile_node].calls++;
   }
   profile->nodes[frame->profile_node].self++;
-  profile->op_counts[op]++;
+  profile->op_counts[opcode_as_compiled(op)]++;
 }
 #else
 #define INTERP_LOOP interp_loop_plain
 #define PROFILE_INSTRUCTION() ((void)0)
 #define FUSE_BRANCH 1
 #define FUSE_POP 1
+#define FUSE_SUPER 1
 #define PROFILE_COUNT(stat) ((void)0) /* counts only the profile reports */
+#define PROFILE_NEW_FRAME(f) ((void)0) /* read only by the profiled loop, which a run uses throughout or not at all */
 SimStatus interp_loop_profiled(VM *vm);
 SimStatus interp_loop_plain(VM *vm);
 
@@ -98,6 +103,21 @@ static __attribute__((noinline)) int call_bind_heap(VM *vm, ObjThread *thread) {
   return CALL_BIND_DONE;
 }
 
+/* A self tail call's arguments, the top `argc` values from `args`, become
+ * the frame's first parameters (slots 1..argc). They were pushed above
+ * every slot of the frame, so the two never overlap. The loops of the
+ * prelude pass none (forever), two or three: those are copied without a
+ * loop, and none costs a test. */
+static inline void set_parameters(Value *slots, const Value *args, int argc) {
+  if (!argc) return;
+  slots[1] = args[0];
+  if (argc == 1) return;
+  slots[2] = args[1];
+  if (argc == 2) return;
+  slots[3] = args[2];
+  if (argc > 3) memcpy(slots + 4, args + 3, (size_t)(argc - 3) * sizeof(Value));
+}
+
 /* Whether comparison `op` holds for an ops_compare order (2, unordered: a
  * NaN, makes every comparison false). */
 static inline bool order_holds(OpCode op, int order) {
@@ -116,7 +136,6 @@ SimStatus INTERP_LOOP(VM *vm) {
   uint8_t *ip = NULL;
   Value *sp = NULL;
   Value *slots = NULL;
-  Value *constants = NULL;
   uint8_t op;
   Value exc;
   SimStatus status = SIM_OK;
@@ -127,6 +146,10 @@ SimStatus INTERP_LOOP(VM *vm) {
   uint64_t steps = vm->steps;
 
 #define READ_BYTE() (*ip++)
+/* Constant i of the running function: read through the frame, not kept in
+ * a local (the few instructions that read one cost a load or two more,
+ * every call and return one register fewer to keep and reload) */
+#define CONSTANT(i) (frame->closure->proto->chunk.constants.values[(i)])
 /* The opcode of the instruction just dispatched, at a handler's entry (before
  * its operand is read): for handlers several opcodes share. */
 #define OPCODE_HERE() (op = ip[-1])
@@ -141,7 +164,6 @@ SimStatus INTERP_LOOP(VM *vm) {
     ip = frame->ip;                                            \
     sp = thread->sp;                                           \
     slots = frame->slots;                                      \
-    constants = frame->closure->proto->chunk.constants.values; \
   } while (0)
 /* Back in the caller after a frame was popped (sp is set by the caller). */
 #define LOAD_CALLER()                                          \
@@ -149,7 +171,6 @@ SimStatus INTERP_LOOP(VM *vm) {
     frame = &thread->frames[thread->frame_count - 1];          \
     ip = frame->ip;                                            \
     slots = frame->slots;                                      \
-    constants = frame->closure->proto->chunk.constants.values; \
   } while (0)
 #define RUNTIME_ERROR(...)     \
   do {                         \
@@ -190,8 +211,7 @@ SimStatus INTERP_LOOP(VM *vm) {
       frame->closure = closure_;                                                                      \
       frame->ip = ip = callee_->chunk.code;                                                            \
       frame->slots = slots = sp - (count);                                                             \
-      frame->profile_node = -1;                                                                        \
-      constants = callee_->chunk.constants.values;                                                     \
+      PROFILE_NEW_FRAME(frame);                                                                        \
     } else {                                                                                           \
       thread->sp = sp;                                                                                 \
       if (!thread_reserve(vm, thread, callee_->max_slots)) RUNTIME_ERROR("stack overflow");             \
@@ -249,6 +269,7 @@ SimStatus INTERP_LOOP(VM *vm) {
   };
 #define CASE(name) op_##name
 #ifdef SIMVM_PROFILED
+#define PROFILE_NEXT(next) (op = (next), PROFILE_INSTRUCTION())
 #define DISPATCH()            \
   do {                        \
     steps++;                  \
@@ -257,6 +278,7 @@ SimStatus INTERP_LOOP(VM *vm) {
     goto *dispatch_table[op]; \
   } while (0)
 #else
+#define PROFILE_NEXT(next) ((void)0)
 /* `op` is not kept: one register fewer on every dispatch; the handlers
  * that share code between opcodes read theirs (OPCODE_HERE) */
 #define DISPATCH()                        \
@@ -265,12 +287,27 @@ SimStatus INTERP_LOOP(VM *vm) {
     goto *dispatch_table[READ_BYTE()];    \
   } while (0)
 #endif
+/* DISPATCH past `n` operand bytes not yet read: the next opcode is loaded
+ * before ip moves, which spares GCC a copy of ip (GET_LOCAL, the busiest) */
+#define DISPATCH_AFTER(n)                       \
+  do {                                          \
+    steps++;                                    \
+    uint8_t next_ = ip[n];                      \
+    ip += (n) + 1;                              \
+    PROFILE_NEXT(next_);                        \
+    goto *dispatch_table[next_];                \
+  } while (0)
 #define EXECUTE(o) goto *dispatch_table[(op = (o))]
 #define LOOP_START DISPATCH();
 #define LOOP_END
 #else
 #define CASE(name) case OP_##name
 #define DISPATCH() goto fetch
+#define DISPATCH_AFTER(n) \
+  do {                    \
+    ip += (n);            \
+    goto fetch;           \
+  } while (0)
 #define EXECUTE(o)  \
   do {              \
     op = (o);       \
@@ -309,7 +346,7 @@ next_thread:
 
   LOOP_START
 
-  CASE(CONST): PUSH(constants[READ_U16()]); DISPATCH();
+  CASE(CONST): PUSH(CONSTANT(READ_U16())); DISPATCH();
   CASE(UNIT): PUSH(UNIT_VAL); DISPATCH();
   CASE(TRUE): PUSH(BOOL_VAL(true)); DISPATCH();
   CASE(FALSE): PUSH(BOOL_VAL(false)); DISPATCH();
@@ -323,7 +360,97 @@ next_thread:
     PEEK(0) = top;
     DISPATCH();
   }
-  CASE(GET_LOCAL): PUSH(slots[READ_BYTE()]); DISPATCH();
+  CASE(GET_LOCAL):
+    sp[0] = slots[ip[0]];
+    sp++;
+    DISPATCH_AFTER(1);
+  /* The superinstructions, GET_LOCAL A; NATIVE N or OP K in one
+   * (vm_place_superinstructions): the native or operation on slot A itself
+   * when it holds what that expects, with one dispatch for both (counted
+   * as two instructions); anything else is GET_LOCAL, and the second
+   * instruction runs next on its own (its error included). */
+#define LOCAL_ALONE(local) \
+  do {                     \
+    sp[0] = (local);       \
+    sp++;                  \
+    DISPATCH_AFTER(1);     \
+  } while (0)
+  CASE(LOCAL_IS_EMPTY): {
+    Value local = slots[ip[0]];
+    if (FUSE_SUPER && (IS_NIL(local) || IS_CONS(local))) {
+      ip += 3;
+      steps++;
+      CONDITION(IS_NIL(local), 0); /* a JUMP_IF_FALSE after it branches at once */
+    }
+    LOCAL_ALONE(local);
+  }
+  CASE(LOCAL_HEAD): {
+    Value local = slots[ip[0]];
+    if (FUSE_SUPER && IS_CONS(local)) {
+      sp[0] = AS_CONS(local)->head;
+      sp++;
+      steps++;
+      DISPATCH_AFTER(3);
+    }
+    LOCAL_ALONE(local);
+  }
+  CASE(LOCAL_TAIL): {
+    Value local = slots[ip[0]];
+    if (FUSE_SUPER && IS_CONS(local)) {
+      sp[0] = cons_tail(AS_CONS(local));
+      sp++;
+      steps++;
+      DISPATCH_AFTER(3);
+    }
+    LOCAL_ALONE(local);
+  }
+  CASE(LOCAL_CONS): { /* the head is on the stack, the tail in slot A */
+    Value local = slots[ip[0]];
+    if (FUSE_SUPER && IS_LIST(local)) {
+      STORE_FRAME(); /* it allocates: the collector sees both, in the frame */
+      ObjCons *cell = cons_new(vm, PEEK(0), local);
+      PEEK(0) = OBJ_VAL(cell);
+      steps++;
+      DISPATCH_AFTER(3);
+    }
+    LOCAL_ALONE(local);
+  }
+  CASE(LOCAL_ADDI):
+  CASE(LOCAL_SUBI): { /* an int, and no overflow (the slow way reports it) */
+    OPCODE_HERE();
+    Value local = slots[ip[0]];
+    int64_t r;
+    if (FUSE_SUPER && IS_INT(local) &&
+        !(op == OP_LOCAL_ADDI ? __builtin_add_overflow(AS_INT(local), (int8_t)ip[2], &r)
+                              : __builtin_sub_overflow(AS_INT(local), (int8_t)ip[2], &r))) {
+      sp[0] = INT_VAL(r);
+      sp++;
+      steps++;
+      DISPATCH_AFTER(3);
+    }
+    LOCAL_ALONE(local);
+  }
+  CASE(LOCAL_LTI): {
+    Value local = slots[ip[0]];
+    if (FUSE_SUPER && IS_INT(local)) {
+      int64_t k = (int8_t)ip[2];
+      ip += 3;
+      steps++;
+      CONDITION(AS_INT(local) < k, 0);
+    }
+    LOCAL_ALONE(local);
+  }
+  CASE(LOCAL_LEI): {
+    Value local = slots[ip[0]];
+    if (FUSE_SUPER && IS_INT(local)) {
+      int64_t k = (int8_t)ip[2];
+      ip += 3;
+      steps++;
+      CONDITION(AS_INT(local) <= k, 0);
+    }
+    LOCAL_ALONE(local);
+  }
+#undef LOCAL_ALONE
   CASE(GET_UPVALUE): PUSH(frame->closure->upvalues[READ_BYTE()]); DISPATCH();
   CASE(GET_GLOBAL): {
     int index = READ_U16();
@@ -335,7 +462,7 @@ next_thread:
   }
   CASE(DEFINE_GLOBAL): vm->globals.values[READ_U16()] = POP(); DISPATCH();
   CASE(CLOSURE): {
-    ObjProto *proto = AS_PROTO(constants[READ_U16()]);
+    ObjProto *proto = AS_PROTO(CONSTANT(READ_U16()));
     STORE_FRAME();
     ObjClosure *closure = obj_closure(vm, proto, proto->upvalue_count);
     for (int i = 0; i < proto->upvalue_count; i++) {
@@ -497,7 +624,7 @@ next_thread:
     DISPATCH();
   }
   CASE(FIELD): {
-    ObjString *name = AS_STRING(constants[READ_U16()]);
+    ObjString *name = AS_STRING(CONSTANT(READ_U16()));
     STORE_FRAME();
     CHECK(ops_field(vm, PEEK(0), name, &PEEK(0)));
     DISPATCH();
@@ -575,8 +702,7 @@ next_thread:
         sp = slots + argc + 1;
         frame->closure = closure;
         frame->ip = ip = proto->chunk.code;
-        frame->profile_node = -1;
-        constants = proto->chunk.constants.values;
+        PROFILE_NEW_FRAME(frame);
         if (__builtin_expect(sp - 1 + proto->max_slots > thread->stack + thread->stack_capacity, 0)) {
           thread->sp = sp;
           if (!thread_reserve(vm, thread, proto->max_slots)) RUNTIME_ERROR("stack overflow");
@@ -605,7 +731,8 @@ next_thread:
          * continuation, no exception to raise, no limit reached there. It
          * is still counted, and profiled, as an instruction of its own, in
          * both loops (so they allocate the same). */
-        memmove(sp - argc - 1, sp - argc, (size_t)argc * sizeof(Value));
+        if (argc == 1) PEEK(1) = PEEK(0); /* kill(t), say(s) ...: no call of memmove for one value */
+        else memmove(sp - argc - 1, sp - argc, (size_t)argc * sizeof(Value));
         sp--;
         ip++;
         steps++;
@@ -643,23 +770,21 @@ next_thread:
     PROFILE_COUNT(binds);
     CHECKPOINT();
     int argc = READ_BYTE();
-    Value *args = sp - argc;
-    for (int i = 0; i < argc; i++) slots[1 + i] = args[i];
+    set_parameters(slots, sp - argc, argc);
     ObjProto *proto = frame->closure->proto;
     sp = slots + 1 + proto->arity;
     ip = proto->chunk.code;
-    frame->profile_node = -1; /* counted as a call, as TAIL_CALL is */
+    PROFILE_NEW_FRAME(frame); /* counted as a call, as TAIL_CALL is */
     DISPATCH();
   }
   CASE(TAIL_SELF): {
     CHECKPOINT();
     int argc = READ_BYTE();
     /* the arguments replace the parameters; the frame already fits */
-    Value *args = sp - argc;
-    for (int i = 0; i < argc; i++) slots[1 + i] = args[i];
+    set_parameters(slots, sp - argc, argc);
     sp = slots + argc + 1;
     ip = frame->closure->proto->chunk.code;
-    frame->profile_node = -1; /* counted as a call, as TAIL_CALL is */
+    PROFILE_NEW_FRAME(frame); /* counted as a call, as TAIL_CALL is */
     DISPATCH();
   }
   CASE(RETURN): {
@@ -672,7 +797,9 @@ next_thread:
   }
 
   CASE(BIND_LOCAL):
-    PUSH(slots[READ_BYTE()]);
+    sp[0] = slots[ip[0]]; /* as GET_LOCAL: no copy of ip or sp */
+    sp++;
+    ip++;
     goto bind;
   CASE(BIND): {
     Value action;
@@ -692,8 +819,7 @@ next_thread:
       PUSH(action);
       frame->closure = vm->resume_closure;
       frame->ip = ip = vm->resume_closure->proto->chunk.code + 1; /* after its BIND */
-      frame->profile_node = -1;
-      constants = vm->resume_closure->proto->chunk.constants.values;
+      PROFILE_NEW_FRAME(frame);
     } else {
       PROFILE_COUNT(stack_continuations);
     }
@@ -716,7 +842,8 @@ next_thread:
         if (!thread_reserve(vm, thread, primitive->argc + 1)) RUNTIME_ERROR("stack overflow");
         LOAD_FRAME(); /* the stack moved */
       }
-      for (int i = 0; i < primitive->argc; i++) PUSH(primitive->args[i]);
+      if (primitive->argc == 1) PUSH(primitive->args[0]); /* fork(act), kill(t), say(s) ... */
+      else for (int i = 0; i < primitive->argc; i++) PUSH(primitive->args[i]);
       if (primitive->builtin == ACTION_CALL) {
         /* a suspended call: the closure and its arguments become the frame's slots */
         PUSH_FRAME(AS_CLOSURE(primitive->args[0]), primitive->argc, "binds");
@@ -787,21 +914,26 @@ next_thread:
      * builtin's entry, which checks the arguments */
     int index = READ_BYTE();
     Value arg = PEEK(0);
-    if (index == BUILTIN_isEmpty && (IS_NIL(arg) || IS_CONS(arg))) CONDITION(IS_NIL(arg), 1);
-    if (index == BUILTIN_head && IS_CONS(arg)) {
-      PEEK(0) = AS_CONS(arg)->head;
-      DISPATCH();
-    }
-    if (index == BUILTIN_tail && IS_CONS(arg)) {
-      PEEK(0) = cons_tail(AS_CONS(arg));
-      DISPATCH();
-    }
-    if (index == BUILTIN_cons && IS_LIST(arg)) {
-      STORE_FRAME(); /* it allocates: the collector sees both on the stack */
-      ObjCons *cell = obj_cons(vm, PEEK(1), arg);
-      sp--;
-      PEEK(0) = OBJ_VAL(cell);
-      DISPATCH();
+    switch (index) { /* one jump to the native's case, not a test of each */
+      case BUILTIN_isEmpty:
+        if (IS_NIL(arg)) CONDITION(true, 1);
+        if (IS_CONS(arg)) CONDITION(false, 1);
+        break;
+      case BUILTIN_head:
+        if (!IS_CONS(arg)) break;
+        PEEK(0) = AS_CONS(arg)->head;
+        DISPATCH();
+      case BUILTIN_tail:
+        if (!IS_CONS(arg)) break;
+        PEEK(0) = cons_tail(AS_CONS(arg));
+        DISPATCH();
+      case BUILTIN_cons:
+        if (!IS_LIST(arg)) break;
+        STORE_FRAME(); /* it allocates: the collector sees both on the stack */
+        ObjCons *cell = cons_new(vm, PEEK(1), arg);
+        sp--;
+        PEEK(0) = OBJ_VAL(cell);
+        DISPATCH();
     }
     const Builtin *called = &builtin_table[index];
     Value value;
@@ -834,7 +966,7 @@ next_thread:
   CASE(DELAY_K):
     /* a duration of 0 or more (the verifier's rule): the common case needs
      * none of DELAY's checks of the argument */
-    delay_ns = AS_DURATION(constants[READ_U16()]);
+    delay_ns = AS_DURATION(CONSTANT(READ_U16()));
     if (__builtin_expect(thread->in_transaction || thread->pending_count || vm->sink_count || vm->explore, 0)) {
       PUSH(DURATION_VAL(delay_ns));
       goto delay;
@@ -865,7 +997,7 @@ next_thread:
     goto next_thread;
   CASE(SAY_K): {
     /* a constant is never an action (those are made at run time) */
-    Value what = constants[READ_U16()];
+    Value what = CONSTANT(READ_U16());
     if (__builtin_expect(!vm->config.write_say && !vm->sink_count && !thread->in_transaction, 1)) {
       vm->stats.events++; /* nothing is printed: nothing is shown */
       PUSH_UNIT_RESULT();
@@ -897,7 +1029,7 @@ next_thread:
     DISPATCH();
   CASE(LABEL_NEW): {
     /* the compiler emits this only after binding a constructor's result */
-    ObjString *name = AS_STRING(constants[READ_U16()]);
+    ObjString *name = AS_STRING(CONSTANT(READ_U16()));
     Value made = PEEK(0);
     if (IS_TVAR(made) && !AS_TVAR(made)->label) AS_TVAR(made)->label = name;
     else if (IS_MVAR(made) && !AS_MVAR(made)->label) AS_MVAR(made)->label = name;

@@ -304,6 +304,7 @@ void gc_collect(VM *vm) {
   free(gray.items);
   table_remove_unmarked(&vm->strings);
   forget_dead_owners(vm);
+  gc_note_peak(vm); /* the sweep shrinks the heap */
   heap_sweep(&vm->heap, sweep_object, vm);
   /* the old generation is never traced again: only the young heap counts */
   size_t young = vm->bytes_allocated - vm->old_bytes;
@@ -340,6 +341,7 @@ void gc_free_young(VM *vm) {
   }
   vm->young_owner_count = 0;
   heap_reset_young(&vm->heap);
+  gc_note_peak(vm);
   vm->bytes_allocated = vm->old_bytes;
   vm->next_gc = vm->old_bytes + GC_FIRST_THRESHOLD;
   gc_update_limit(vm);

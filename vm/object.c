@@ -66,12 +66,7 @@ ObjString *obj_stringf(VM *vm, const char *fmt, ...) {
   return obj_string(vm, text, n);
 }
 
-ObjCons *obj_cons(VM *vm, Value head, Value tail) {
-  ObjCons *cons = ALLOCATE(vm, ObjCons, 0, OBJ_CONS);
-  cons->head = head;
-  cons->tail = IS_NIL(tail) ? NULL : AS_CONS(tail);
-  return cons;
-}
+ObjCons *obj_cons(VM *vm, Value head, Value tail) { return cons_new(vm, head, tail); }
 
 ObjRecord *obj_record(VM *vm, int count) {
   ObjRecord *record = ALLOCATE(vm, ObjRecord, (size_t)count * sizeof(Field), OBJ_RECORD);

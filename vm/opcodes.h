@@ -57,6 +57,12 @@ extern const OpInfo opcode_info[OP_COUNT];
 /* Bytes taken by the instruction starting with `op` (1 + operand width). */
 static inline int opcode_size(uint8_t op) { return 1 + opcode_info[op].width; }
 
+/* The opcode the compiler wrote where the VM put a superinstruction
+ * (vm_place_superinstructions), for listings; any other is itself. */
+static inline uint8_t opcode_as_compiled(uint8_t op) {
+  return op >= OP_LOCAL_IS_EMPTY && op <= OP_LOCAL_LEI ? OP_GET_LOCAL : op;
+}
+
 /* The operand of the instruction at `code` (0 when it has none; an IMM's
  * sign extended); the instruction must be whole. */
 static inline int opcode_operand(const uint8_t *code) {

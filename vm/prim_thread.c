@@ -81,14 +81,14 @@ PrimResult prim_random(VM *vm, ObjThread *thread, Value *args, bool by_prelude) 
     rt_error(vm, "random needs a bound of at least 1, not %" PRId64, AS_INT(n));
     return PRIM_ERROR;
   }
-  return prim_return(thread, args, INT_VAL((int64_t)splitmix64_below(&thread->rng, (uint64_t)AS_INT(n))));
+  return prim_return(thread, args, INT_VAL((int64_t)splitmix64_below(thread_rng(thread), (uint64_t)AS_INT(n))));
 }
 
 /* randomFloat(): a float in [0, 1) from the thread's own stream. */
 PrimResult prim_random_float(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   (void)vm;
   (void)by_prelude;
-  return prim_return(thread, args, FLOAT_VAL(splitmix64_float(&thread->rng)));
+  return prim_return(thread, args, FLOAT_VAL(splitmix64_float(thread_rng(thread))));
 }
 
 PrimResult prim_now(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
@@ -113,8 +113,18 @@ PrimResult prim_label_thread(VM *vm, ObjThread *thread, Value *args, bool by_pre
 
 PrimResult prim_kill(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   (void)by_prelude;
-  /* kill(t) is throwTo(t, ThreadKilled) */
-  return prim_throw_to(vm, thread, args, AS_THREAD(args[0]), OBJ_VAL(vm->thread_killed), true);
+  /* kill(t) is throwTo(t, ThreadKilled); a thread asleep in delay, the
+   * common case, without prim_throw_to's general cases, and with no sink
+   * to hand the events to (they are only counted), so that it calls
+   * nothing and needs no frame */
+  ObjThread *target = AS_THREAD(args[0]);
+  Value killed = OBJ_VAL(vm->thread_killed);
+  if (!vm->sink_count && sched_is_plain_sleeper(vm, target)) {
+    vm_event(vm, .kind = EV_KILL, .thread = thread, .other = target, .value = killed);
+    sched_throw_to_sleeper(vm, thread, target, killed);
+    return prim_return(thread, args, UNIT_VAL); /* no explorer: no scheduling point to ask about */
+  }
+  return prim_throw_to(vm, thread, args, target, killed, true);
 }
 
 PrimResult prim_throw_to_thread(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {

@@ -323,7 +323,7 @@ bool profile_write_text(VM *vm, FILE *out, double wall) {
   fprintf(out, "\nmemory\n");
   fprintf(out, "  allocations          %" PRIu64 " objects, %" PRIu64 " bytes\n", s->allocations, s->bytes_allocated);
   fprintf(out, "  garbage collection   %" PRIu64 " cycles, %.3f ms\n", s->gc_cycles, s->gc_seconds * 1e3);
-  fprintf(out, "  peak heap            %" PRIu64 " bytes\n", s->peak_heap);
+  fprintf(out, "  peak heap            %" PRIu64 " bytes\n", vm_peak_heap(vm));
   buf_free(&a);
   buf_free(&b);
   return !ferror(out);
@@ -389,7 +389,7 @@ bool profile_write_json(VM *vm, FILE *out, double wall) {
           s->switches, s->forks, s->timers_set, s->timers_fired, s->timers_cancelled, s->run_queue_peak);
   fprintf(out, "  \"memory\": {\"allocations\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"gc_cycles\": %" PRIu64
                ", \"gc_seconds\": %.6f, \"peak_heap\": %" PRIu64 "}\n}\n",
-          s->allocations, s->bytes_allocated, s->gc_cycles, s->gc_seconds, s->peak_heap);
+          s->allocations, s->bytes_allocated, s->gc_cycles, s->gc_seconds, vm_peak_heap(vm));
   return !ferror(out);
 }
 

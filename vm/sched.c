@@ -46,10 +46,27 @@ void sched_block(VM *vm, ObjThread *thread, BlockReason reason) {
   vm_event(vm, .kind = EV_THREAD_STATE, .thread = thread, .mode = reason == BLOCKED_DELAY ? TRACK_DELAYED : TRACK_BLOCKED);
 }
 
-void sched_delay(VM *vm, ObjThread *thread, int64_t ns) {
+/* sched_delay in general: an event for a sink, a timer still set, a full heap. */
+static __attribute__((noinline)) void delay_general(VM *vm, ObjThread *thread, int64_t ns) {
   sched_block(vm, thread, BLOCKED_DELAY);
   vm->stats.timers_set++;
   timer_heap_insert(&vm->timers, &thread->delay_timer, sched_deadline(vm->now, ns), vm->timer_seq++);
+}
+
+void sched_delay(VM *vm, ObjThread *thread, int64_t ns) {
+  /* Every sleeping thread comes here: the common case (no sink, the timer
+   * unset, room in the heap) calls nothing but, at the end, to move its
+   * entry up the heap, so it needs no frame of its own */
+  TimerHeap *heap = &vm->timers;
+  Timer *timer = &thread->delay_timer;
+  if (__builtin_expect(vm->sink_count || event_traced[EV_THREAD_STATE] || timer->set || heap->count == heap->capacity, 0)) {
+    delay_general(vm, thread, ns);
+    return;
+  }
+  thread->state = THREAD_BLOCKED;
+  thread->blocked_on = BLOCKED_DELAY;
+  vm->stats.timers_set++;
+  timer_heap_insert(heap, timer, sched_deadline(vm->now, ns), vm->timer_seq++);
 }
 
 void sched_arm_tvar(VM *vm, ObjTVar *tvar, int64_t ns) {
@@ -148,10 +165,6 @@ bool sched_throw_to(VM *vm, ObjThread *thrower, ObjThread *target, Value excepti
 static bool waits_to_throw_to(const ObjThread *thrower, const ObjThread *target) {
   return thrower && thrower->state == THREAD_BLOCKED && thrower->blocked_on == BLOCKED_THROW &&
          thrower->wait_object == &target->obj;
-}
-
-bool sched_should_raise(const ObjThread *thread) {
-  return thread->pending_count > 0 && (thread->mask == MASK_NONE || thread->interrupted);
 }
 
 Value sched_take_pending(VM *vm, ObjThread *thread) {
@@ -505,7 +518,7 @@ SimStatus sched_main_ended(VM *vm, SimStatus status) {
   return SIM_FAILED;
 }
 
-ObjThread *sched_next(VM *vm, SimStatus *status) {
+ObjThread *sched_next_slow(VM *vm, SimStatus *status) {
   for (;;) {
     while (vm->run_queue.count) {
       Obj *entry = run_queue_pop(vm);

@@ -36,10 +36,27 @@ static inline void sched_enqueue(VM *vm, ObjThread *thread) { run_queue_push(vm,
  * the point; the caller goes on. */
 bool sched_yield_thread(VM *vm, ObjThread *thread);
 
+/* sched_next's general case, out of line: timeouts' interrupts, entries
+ * of threads that are no longer runnable, timers, the explorer. */
+ObjThread *sched_next_slow(VM *vm, SimStatus *status);
+
 /* The next thread to run, advancing the clock and firing timers as needed;
  * sets vm->current. NULL when nothing can run: *status is then SIM_DEADLOCK
- * (reported) or SIM_LIMIT (--max-time passed, reported). */
-ObjThread *sched_next(VM *vm, SimStatus *status);
+ * (reported) or SIM_LIMIT (--max-time passed, reported). Inline for the
+ * common case, a runnable thread first in the queue and no explorer. */
+static inline ObjThread *sched_next(VM *vm, SimStatus *status) {
+  RunQueue *q = &vm->run_queue;
+  if (__builtin_expect(q->count && !vm->explore, 1)) {
+    ObjThread *first = (ObjThread *)q->items[q->head];
+    if (first->obj.type == OBJ_THREAD && first->state == THREAD_RUNNABLE) {
+      q->head = (q->head + 1) & (q->capacity - 1);
+      q->count--;
+      vm->current = first;
+      return first;
+    }
+  }
+  return sched_next_slow(vm, status);
+}
 
 /* Set `tvar` to true `ns` from now (registerDelay). */
 void sched_arm_tvar(VM *vm, ObjTVar *tvar, int64_t ns);
@@ -104,12 +121,38 @@ void sched_wake_by(VM *vm, ObjThread *thread, ObjTVar *by);
  * (NULL for a timeout's interrupt) must block until then. */
 bool sched_throw_to(VM *vm, ObjThread *thrower, ObjThread *target, Value exception);
 
+/* throwTo's commonest case (io-sim's forkIO benchmark kills threads asleep
+ * in delay), inline: the target sleeps in delay, unmasked, with no
+ * exception pending, and no explorer is told of accesses. Then
+ * sched_throw_to_sleeper does what sched_throw_to would, without its
+ * general cases. */
+static inline bool sched_is_plain_sleeper(const VM *vm, const ObjThread *target) {
+  return target->state == THREAD_BLOCKED && target->blocked_on == BLOCKED_DELAY && target->mask == MASK_NONE &&
+         !target->pending_count && !vm->explore;
+}
+/* Throw `exception` to such a target (see sched_is_plain_sleeper): its
+ * timer is cancelled and it is queued, to raise the exception when it runs. */
+static inline void sched_throw_to_sleeper(VM *vm, ObjThread *thrower, ObjThread *target, Value exception) {
+  vm->stats.timers_cancelled++;
+  timer_heap_remove(&vm->timers, &target->delay_timer);
+  vm_event(vm, .kind = EV_THREAD_STATE, .thread = target, .mode = TRACK_RUNNABLE);
+  target->state = THREAD_RUNNABLE;
+  target->blocked_on = BLOCKED_NONE;
+  target->interrupted = true;
+  sched_enqueue(vm, target);
+  /* a live thread always has room for one (pending_one at least) */
+  target->pending[0] = (Pending){exception, NULL, thrower};
+  target->pending_count = 1;
+}
+
 /* Whether sched_throw_to would deliver to `target` at once. */
 bool sched_would_deliver(const ObjThread *target);
 
 /* True when `thread` must raise a pending exception now: it has one, and it
  * is unmasked or was woken by it from an interruptible wait. */
-bool sched_should_raise(const ObjThread *thread);
+static inline bool sched_should_raise(const ObjThread *thread) {
+  return thread->pending_count > 0 && (thread->mask == MASK_NONE || thread->interrupted);
+}
 
 /* Take the oldest pending exception to raise it, waking its thrower. */
 Value sched_take_pending(VM *vm, ObjThread *thread);

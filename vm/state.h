@@ -199,8 +199,15 @@ void vm_destroy(VM *vm);
  * to do with stack continuations). Every module's code comes through here
  * (api_add_module); bytecode_write writes it as compiled. */
 void vm_place_continuations(VM *vm, ObjProto *proto);
-/* `proto`'s code as it was compiled (CALL_BIND for CALL_BIND_HEAP) into
- * `code`, chunk.count bytes. */
+/* Superinstructions in loaded code: every GET_LOCAL of `proto` and the
+ * prototypes in its constants that a NATIVE of isEmpty, head, tail or
+ * cons, or an ADDI, SUBI, LTI or LEI follows becomes LOCAL_IS_EMPTY ...
+ * LOCAL_LEI, which runs the pair at once when it can (vm/interp.c). The
+ * second instruction stays where it was, so a jump to it, or the profiled
+ * loop (which runs them as GET_LOCAL), runs it on its own. */
+void vm_place_superinstructions(ObjProto *proto);
+/* `proto`'s code as it was compiled (CALL_BIND for CALL_BIND_HEAP,
+ * GET_LOCAL for the superinstructions) into `code`, chunk.count bytes. */
 void vm_code_as_compiled(const ObjProto *proto, uint8_t *code);
 
 /* The VM's own copy of the file name `name`, made once and kept for the
@@ -263,20 +270,31 @@ void vm_write_trace(VM *vm, int which, const char *text, size_t length);
  * when a run ends. */
 void vm_flush_output(VM *vm);
 
+/* The run's peak heap, stats.peak_heap, is kept up to date lazily: the
+ * heap only grows between the moments it shrinks (a sweep, a reset, stacks
+ * given back), so the peak is noted just before each of them, and read
+ * through vm_peak_heap; an allocation need not compare. */
+static inline void gc_note_peak(VM *vm) {
+  if (vm->bytes_allocated > vm->stats.peak_heap) vm->stats.peak_heap = vm->bytes_allocated;
+}
+/* The most bytes in use at any time of this run so far. */
+static inline uint64_t vm_peak_heap(VM *vm) {
+  gc_note_peak(vm);
+  return vm->stats.peak_heap;
+}
+
 /* See vm/memory.h (both count in the VM, so they are defined here). */
 static inline void gc_account(VM *vm, ptrdiff_t delta) {
+  if (delta < 0) gc_note_peak(vm); /* before the heap shrinks */
   vm->bytes_allocated += (size_t)delta;
-  if (delta <= 0) return; /* storage given back cannot raise the peak */
-  vm->stats.bytes_allocated += (uint64_t)delta;
-  if (vm->bytes_allocated > vm->stats.peak_heap) vm->stats.peak_heap = vm->bytes_allocated;
+  if (delta > 0) vm->stats.bytes_allocated += (uint64_t)delta;
 }
 
 static inline __attribute__((always_inline)) Obj *gc_alloc(VM *vm, size_t size, ObjType type) {
   if (__builtin_expect(vm->bytes_allocated + size > vm->alloc_limit, 0)) gc_make_room(vm, size);
   vm->bytes_allocated += size;
   vm->stats.allocations++;
-  vm->stats.bytes_allocated += size;
-  if (vm->bytes_allocated > vm->stats.peak_heap) vm->stats.peak_heap = vm->bytes_allocated;
+  vm->stats.bytes_allocated += size; /* the peak: gc_note_peak */
   Obj *obj = heap_alloc(&vm->heap, size);
   obj->type = type;
   obj->marked = false;
@@ -285,5 +303,13 @@ static inline __attribute__((always_inline)) Obj *gc_alloc(VM *vm, size_t size, 
 }
 
 
+/* A list cell: obj_cons, inline for the interpreter's cons (a list loop
+ * makes a cell per element). */
+static inline ObjCons *cons_new(VM *vm, Value head, Value tail) {
+  ObjCons *cons = (ObjCons *)gc_alloc(vm, sizeof(ObjCons), OBJ_CONS);
+  cons->head = head;
+  cons->tail = IS_NIL(tail) ? NULL : AS_CONS(tail);
+  return cons;
+}
 
 #endif

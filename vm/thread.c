@@ -11,9 +11,11 @@
 static void start_pooled(VM *vm, ObjThread *thread);
 
 ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
-  gc_push_root(vm, action);
+  /* a fork's action is its argument, on the parent's stack: the collector
+   * sees it there (main's is rooted here) */
+  if (!parent) gc_push_root(vm, action);
   ObjThread *thread = (ObjThread *)gc_alloc(vm, sizeof(ObjThread), OBJ_THREAD);
-  gc_pop_root(vm);
+  if (!parent) gc_pop_root(vm);
   thread->parent = parent;
   thread->child_number = parent ? ++parent->next_child : 0;
   thread->next_child = 0;
@@ -32,19 +34,26 @@ ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   thread->wait_count = 0;
   thread->mask = MASK_NONE;
   thread->interrupted = false;
-  thread->wait_object = NULL;
-  thread->wait_value = UNIT_VAL;
-  thread->wait_prev = thread->wait_next = NULL;
+  /* the wait's fields are set as a wait begins (read only through
+   * blocked_on), and raise_line with raise_file */
   thread->pending = thread->pending_one;
   thread->pending_count = 0;
   thread->pending_capacity = 1;
   thread->raised_by = NULL;
   thread->raised_value = UNIT_VAL;
   thread->raise_file = NULL;
-  thread->raise_line = 0;
 
-  /* main's stream is the run's seed; a child's is split from its parent's */
-  thread->rng = parent ? splitmix64_next(&parent->rng) : vm->config.seed;
+  /* main's stream is the run's seed; a child's is split from its parent's
+   * (splitmix64_next, its mixing left to thread_rng) */
+  if (parent) {
+    uint64_t *split = thread_rng(parent);
+    *split += SPLITMIX64_GAMMA;
+    thread->rng = *split;
+    thread->rng_mixed = false;
+  } else {
+    thread->rng = vm->config.seed;
+    thread->rng_mixed = true;
+  }
   thread->explore_key = -1;
 
   thread->profile_index = -1;
@@ -222,7 +231,7 @@ void thread_release(VM *vm, ObjThread *thread) {
   if (timer_is_set(&thread->delay_timer)) vm->stats.timers_cancelled++;
   timer_heap_remove(&vm->timers, &thread->delay_timer);
   vm_event(vm, .kind = EV_THREAD_STATE, .thread = thread, .mode = TRACK_DONE);
-  free_stacks(vm, thread);
+  if (thread->stack != thread->inline_stack || thread->frames != thread->inline_frames) free_stacks(vm, thread);
   if (thread->pending != thread->pending_one) free(thread->pending);
   thread_drop_wait_set(thread);
   thread->stack = thread->sp = NULL;

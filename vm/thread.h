@@ -10,6 +10,7 @@
 
 #include "buffer.h"
 #include "object.h"
+#include "random.h"
 
 /* One activation: a closure running at `ip` with its slots starting at `slots`
  * (slot 0 is the callee, or the action for blocks, then the parameters). */
@@ -17,7 +18,8 @@ typedef struct {
   ObjClosure *closure;
   uint8_t *ip;
   Value *slots;
-  int profile_node;  /* its call path when profiling (vm/profile.h); -1 until it runs */
+  int profile_node;  /* its call path when profiling (vm/profile.h); -1 until it
+                        runs (only the profiled loop keeps it up to date) */
 } CallFrame;
 
 typedef enum {
@@ -137,11 +139,14 @@ struct ObjThread {
   const char *raise_file;  /* where it was raised: the innermost frame of the
                               script's own code (NULL: none, prelude's only) */
 
-  uint64_t rng;            /* its stream of random(n) numbers (vm/random.h) */
+  uint64_t rng;            /* its stream of random(n) numbers (vm/random.h):
+                              read it through thread_rng */
   int explore_key;         /* its id in schedule exploration (vm/explore.h), -1 until needed */
   int profile_index;       /* its row in the profile, when profiling */
   int serial;              /* creation order in this run: its timeline track */
   bool in_transaction;
+  bool rng_mixed;          /* false: `rng` is the parent's state at the fork,
+                              not yet mixed into this thread's own */
   ObjThread *live_prev;    /* the VM's list of threads not yet done   */
   ObjThread *live_next;
 
@@ -152,6 +157,18 @@ struct ObjThread {
   CallFrame inline_frames[THREAD_INLINE_FRAMES];
   Value inline_stack[THREAD_INLINE_STACK];
 };
+
+/* The thread's random stream (vm/random.h). A child's state is its
+ * parent's next number at the fork; a fork only advances the parent's
+ * stream, and the number is mixed here, the first time the child draws or
+ * forks (most threads never do). */
+static inline uint64_t *thread_rng(ObjThread *thread) {
+  if (!thread->rng_mixed) {
+    thread->rng = splitmix64_mix(thread->rng);
+    thread->rng_mixed = true;
+  }
+  return &thread->rng;
+}
 
 /* The MVar, or for throwTo the thread, that `thread` is blocked on; NULL
  * when it waits on nothing of the kind (a delay, a retry, or runnable). */
@@ -182,7 +199,9 @@ static inline Obj *timer_owner(Timer *timer) {
 #define THREAD_MAX_STACK   (16 * 1024 * 1024)   /* values */
 
 /* A new runnable thread whose entry frame will run `action`. The id is the
- * next child id of `parent` (NULL: the main thread). Not yet queued. */
+ * next child id of `parent` (NULL: the main thread). Not yet queued. A
+ * child's `action` must be reachable from a root (fork's argument lies on
+ * the parent's stack): creating the thread may collect. */
 ObjThread *thread_new(VM *vm, ObjThread *parent, Value action);
 
 /* Make room for `needed` more values above sp; false (nothing changed) when

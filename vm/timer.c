@@ -6,7 +6,6 @@
 #include "../base/alloc.h"
 
 #define ARITY TIMER_HEAP_ARITY
-#define REBUILD_AT 64 /* rebuild only heaps with at least this many entries */
 
 void timer_heap_init(TimerHeap *heap) {
   heap->items = NULL;
@@ -48,7 +47,7 @@ static void sift_down(TimerEntry *items, int count, int index) {
 }
 
 /* Keep only live entries and restore the heap order, in O(n). */
-static void rebuild(TimerHeap *heap) {
+void timer_heap_rebuild(TimerHeap *heap) {
   int kept = 0;
   for (int i = 0; i < heap->count; i++)
     if (timer_entry_live(&heap->items[i])) heap->items[kept++] = heap->items[i];
@@ -58,8 +57,8 @@ static void rebuild(TimerHeap *heap) {
 }
 
 void timer_heap_make_room(TimerHeap *heap) {
-  if (heap->stale > heap->count / 2 && heap->count >= REBUILD_AT) {
-    rebuild(heap);
+  if (heap->stale > heap->count / 2 && heap->count >= TIMER_HEAP_REBUILD_AT) {
+    timer_heap_rebuild(heap);
   } else {
     heap->capacity = heap->capacity ? heap->capacity * 2 : 16;
     heap->items = xrealloc(heap->items, (size_t)heap->capacity * sizeof *heap->items);
@@ -88,11 +87,4 @@ Timer *timer_heap_pop(TimerHeap *heap) {
   first->set = false;
   drop_top(heap);
   return first;
-}
-
-void timer_heap_remove(TimerHeap *heap, Timer *timer) {
-  if (!timer->set) return;
-  timer->set = false;
-  heap->stale++;
-  if (heap->stale > heap->count / 2 && heap->count >= REBUILD_AT) rebuild(heap);
 }

@@ -57,12 +57,22 @@ void timer_heap_free(TimerHeap *heap);
 void timer_heap_clear(TimerHeap *heap);
 /* Children per node of the heap (vm/timer.c). */
 #define TIMER_HEAP_ARITY 4
+/* Only heaps of at least this many entries are rebuilt to drop stale ones. */
+#define TIMER_HEAP_REBUILD_AT 64
 /* The heap's order: earlier `when` first, then lower `seq`. */
 static inline bool timer_entry_earlier(const TimerEntry *a, const TimerEntry *b) {
   return a->when < b->when || (a->when == b->when && a->seq < b->seq);
 }
-/* Cancel a set timer in O(1); a timer that is not set is left alone. */
-void timer_heap_remove(TimerHeap *heap, Timer *timer);
+/* Drop the stale entries and restore the heap order, in O(n). */
+void timer_heap_rebuild(TimerHeap *heap);
+/* Cancel a set timer in O(1) amortised; a timer that is not set is left
+ * alone. Inline: every kill of a sleeping thread cancels one. */
+static inline void timer_heap_remove(TimerHeap *heap, Timer *timer) {
+  if (!timer->set) return;
+  timer->set = false;
+  heap->stale++;
+  if (heap->count >= TIMER_HEAP_REBUILD_AT && heap->stale > heap->count / 2) timer_heap_rebuild(heap);
+}
 /* timer_heap_insert's ways out of line: room for one more entry (a bigger
  * array, or the stale entries dropped), and moving entry `index` up to its
  * place. */

@@ -160,11 +160,15 @@ static ObjClosure *make_resume(VM *vm) {
 }
 
 /* Every `from` opcode of the instructions some path of `chunk` reaches
- * becomes `to` in `code` (the chunk's own code or a copy): a bytecode file
- * may hold bytes no path reaches, which the verifier never read, so the
+ * becomes `to` in `code` (the chunk's own code or a copy), where the next
+ * instruction is opcode `then` with the one-byte operand `with` (ANY_NEXT:
+ * whatever comes next; ANY_OPERAND: any operand): a bytecode file may hold
+ * bytes no path reaches, which the verifier never read, so the
  * instructions are found as the verifier walks them, not byte after byte.
- * The opcodes have the same operand and flags. */
-static void replace_reachable(const Chunk *chunk, uint8_t *code, uint8_t from, uint8_t to) {
+ * The opcodes have the same operand and stack effect. */
+#define ANY_NEXT (-1)
+#define ANY_OPERAND (-1)
+static void replace_reachable(const Chunk *chunk, uint8_t *code, uint8_t from, uint8_t to, int then, int with) {
   int n = chunk->count, pending = 0;
   bool *seen = xrealloc(NULL, (size_t)n + 1);
   int *work = xrealloc(NULL, (2 * (size_t)n + 1) * sizeof(int));
@@ -176,8 +180,10 @@ static void replace_reachable(const Chunk *chunk, uint8_t *code, uint8_t from, u
     seen[at] = true;
     uint8_t op = chunk->code[at];
     if (op >= OP_COUNT) continue; /* not verified code: nothing to follow */
-    if (code[at] == from) code[at] = to;
     int next = at + opcode_size(op);
+    if (code[at] == from && (then == ANY_NEXT || (next + 1 < n && chunk->code[next] == then &&
+                                                  (with == ANY_OPERAND || chunk->code[next + 1] == with))))
+      code[at] = to;
     if (!(opcode_info[op].flags & OPF_ENDS)) work[pending++] = next;
     if (opcode_info[op].operand == OPERAND_JUMP && next <= n) work[pending++] = next + opcode_operand(chunk->code + at);
   }
@@ -187,14 +193,28 @@ static void replace_reachable(const Chunk *chunk, uint8_t *code, uint8_t from, u
 
 void vm_place_continuations(VM *vm, ObjProto *proto) {
   if (vm->stack_continuations) return;
-  replace_reachable(&proto->chunk, proto->chunk.code, OP_CALL_BIND, OP_CALL_BIND_HEAP);
+  replace_reachable(&proto->chunk, proto->chunk.code, OP_CALL_BIND, OP_CALL_BIND_HEAP, ANY_NEXT, ANY_OPERAND);
   for (int i = 0; i < proto->chunk.constants.count; i++)
     if (IS_PROTO(proto->chunk.constants.values[i])) vm_place_continuations(vm, AS_PROTO(proto->chunk.constants.values[i]));
 }
 
+void vm_place_superinstructions(ObjProto *proto) {
+  static const struct { uint8_t op, then; int with; } fused[] = {
+      {OP_LOCAL_IS_EMPTY, OP_NATIVE, BUILTIN_isEmpty}, {OP_LOCAL_HEAD, OP_NATIVE, BUILTIN_head},
+      {OP_LOCAL_TAIL, OP_NATIVE, BUILTIN_tail},        {OP_LOCAL_CONS, OP_NATIVE, BUILTIN_cons},
+      {OP_LOCAL_ADDI, OP_ADDI, ANY_OPERAND},           {OP_LOCAL_SUBI, OP_SUBI, ANY_OPERAND},
+      {OP_LOCAL_LTI, OP_LTI, ANY_OPERAND},             {OP_LOCAL_LEI, OP_LEI, ANY_OPERAND}};
+  for (size_t i = 0; i < sizeof fused / sizeof fused[0]; i++)
+    replace_reachable(&proto->chunk, proto->chunk.code, OP_GET_LOCAL, fused[i].op, fused[i].then, fused[i].with);
+  for (int i = 0; i < proto->chunk.constants.count; i++)
+    if (IS_PROTO(proto->chunk.constants.values[i])) vm_place_superinstructions(AS_PROTO(proto->chunk.constants.values[i]));
+}
+
 void vm_code_as_compiled(const ObjProto *proto, uint8_t *code) {
   memcpy(code, proto->chunk.code, (size_t)proto->chunk.count);
-  replace_reachable(&proto->chunk, code, OP_CALL_BIND_HEAP, OP_CALL_BIND);
+  replace_reachable(&proto->chunk, code, OP_CALL_BIND_HEAP, OP_CALL_BIND, ANY_NEXT, ANY_OPERAND);
+  for (int op = OP_LOCAL_IS_EMPTY; op <= OP_LOCAL_LEI; op++)
+    replace_reachable(&proto->chunk, code, (uint8_t)op, OP_GET_LOCAL, ANY_NEXT, ANY_OPERAND);
 }
 
 VM *vm_create(const VMConfig *config) {

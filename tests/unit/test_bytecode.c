@@ -79,6 +79,25 @@ static int count_op_in_modules(VM *vm, uint8_t op) {
   return n;
 }
 
+/* The VM puts superinstructions in code it compiled and in code it loaded
+ * (fib's `n < 2` and `n - 1`; the prelude's list loops), and writes the
+ * code as compiled: a file with one in it would not load (VM_ONLY). */
+static void test_superinstructions_placed(void **state) {
+  (void)state;
+  size_t size;
+  uint8_t *data = compiled(&size);
+  UnitVM *u = bare_vm();
+  assert_int_equal(bytecode_load(u->vm, "p.simc", data, size), SIM_OK);
+  assert_true(count_op_in_modules(u->vm, OP_LOCAL_LTI) > 0);
+  assert_true(count_op_in_modules(u->vm, OP_LOCAL_SUBI) > 0);
+  assert_true(count_op_in_modules(u->vm, OP_LOCAL_HEAD) > 0);
+  assert_true(count_op_in_modules(u->vm, OP_LOCAL_IS_EMPTY) > 0);
+  assert_int_equal(vm_run(u->vm), SIM_OK);
+  assert_string_equal(unit_text(&u->out), "[none, 1]\n55 #{x: 1.5, y: [1, 2]}\n");
+  unit_vm_free(u);
+  free(data);
+}
+
 static uint8_t *written(UnitVM *u, size_t *size) {
   char *data = NULL;
   FILE *out = open_memstream(&data, size);
@@ -434,6 +453,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_round_trip),
       cmocka_unit_test(test_heap_continuations_round_trip),
+      cmocka_unit_test(test_superinstructions_placed),
       cmocka_unit_test(test_truncated),
       cmocka_unit_test(test_messages),
       cmocka_unit_test(test_random_damage),

@@ -105,9 +105,12 @@ static void test_flags(void **state) {
     assert_int_equal(!!(flags & OPF_THEN_RETURN), op == OP_TAIL_BIND);
   }
   /* the opcodes of the VM's own prototypes, or that the VM puts in compiled
-   * code itself (CALL_BIND_HEAP), never in bytecode files */
+   * code itself (CALL_BIND_HEAP, the superinstructions), never in bytecode
+   * files */
   const OpCode vm_only[] = {OP_THREAD_EXIT, OP_TIMEOUT_ARM, OP_TIMEOUT_CATCH, OP_CATCH_HANDLER, OP_MASK_PUSH,
-                            OP_TX_BEGIN,    OP_TX_ABORT,    OP_OR_ELSE_CATCH, OP_RESUME, OP_CALL_BIND_HEAP};
+                            OP_TX_BEGIN,    OP_TX_ABORT,    OP_OR_ELSE_CATCH, OP_RESUME, OP_CALL_BIND_HEAP,
+                            OP_LOCAL_IS_EMPTY, OP_LOCAL_HEAD, OP_LOCAL_TAIL, OP_LOCAL_CONS,
+                            OP_LOCAL_ADDI,  OP_LOCAL_SUBI,  OP_LOCAL_LTI,     OP_LOCAL_LEI};
   for (size_t i = 0; i < sizeof vm_only / sizeof vm_only[0]; i++) assert_true(opcode_info[vm_only[i]].flags & OPF_VM_ONLY);
   const OpCode script[] = {OP_BIND, OP_TAIL_BIND, OP_CALL_BIND, OP_DELAY, OP_SAY, OP_PRIM, OP_CONST};
   for (size_t i = 0; i < sizeof script / sizeof script[0]; i++) assert_false(opcode_info[script[i]].flags & OPF_VM_ONLY);
