@@ -10,6 +10,14 @@
 
 static void start_pooled(VM *vm, ObjThread *thread);
 
+/* Whether a thread running `action` would leave its inline stacks at its
+ * first bind: a block deeper than the inline values left above the base
+ * frame's slot (an async's body, not `delay(d) >> say(s)`). Such a thread
+ * starts on pooled stacks, as main does, with nothing to copy or fix up. */
+static bool outgrows_inline(Value action) {
+  return IS_BLOCK_CLOSURE(action) && 1 + AS_CLOSURE(action)->proto->max_slots > THREAD_INLINE_STACK;
+}
+
 ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   gc_push_root(vm, action);
   ObjThread *thread = (ObjThread *)gc_alloc(vm, sizeof(ObjThread), OBJ_THREAD);
@@ -23,7 +31,7 @@ ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   thread->sp = thread->stack;
   thread->frame_capacity = THREAD_INLINE_FRAMES;
   thread->frames = thread->inline_frames;
-  if (!parent) start_pooled(vm, thread); /* main runs the program: it needs more */
+  if (!parent || outgrows_inline(action)) start_pooled(vm, thread); /* main runs the program: it needs more */
   thread->state = THREAD_RUNNABLE;
   thread->blocked_on = BLOCKED_NONE;
   thread->delay_timer.set = false;
