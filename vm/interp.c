@@ -895,7 +895,6 @@ next_thread:
   CASE(TIMEOUT_DISARM): VM_OP(op_timeout_disarm);
   CASE(TIMEOUT_CATCH): VM_OP(op_timeout_catch);
   CASE(CATCH_HANDLER): VM_OP(op_catch_handler);
-  CASE(MASK_PUSH): VM_OP(op_mask_push);
   CASE(MASK_POP): VM_OP(op_mask_pop);
   CASE(MASK_UNWIND): VM_OP(op_mask_unwind);
   CASE(TX_BEGIN): VM_OP(op_tx_begin);

@@ -148,7 +148,6 @@ PrimResult op_timeout_arm(VM *vm, ObjThread *thread, CallFrame *frame);
 PrimResult op_timeout_disarm(VM *vm, ObjThread *thread, CallFrame *frame);
 PrimResult op_timeout_catch(VM *vm, ObjThread *thread, CallFrame *frame);
 PrimResult op_catch_handler(VM *vm, ObjThread *thread, CallFrame *frame);
-PrimResult op_mask_push(VM *vm, ObjThread *thread, CallFrame *frame);
 PrimResult op_mask_pop(VM *vm, ObjThread *thread, CallFrame *frame);
 PrimResult op_mask_unwind(VM *vm, ObjThread *thread, CallFrame *frame);
 PrimResult op_tx_begin(VM *vm, ObjThread *thread, CallFrame *frame);

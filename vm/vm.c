@@ -112,19 +112,22 @@ static ObjClosure *make_catch(VM *vm) {
 }
 
 /* withMaskingState(state, act): slot 0 the state (an int), slot 1 the
- * action, slot 2 the state to restore. */
+ * action, slot 2 the state to restore, which prim_with_mask pushes as it
+ * sets the state and enters. */
 static ObjClosure *make_mask(VM *vm) {
   int at[LABEL_COUNT];
   return ASSEMBLE(vm, "withMaskingState", 5, 3, at,
-                  OP(MASK_PUSH), OP1(GET_LOCAL, 1), OP(BIND), OP(MASK_POP), OP(RETURN),
+                  OP1(GET_LOCAL, 1), OP(BIND), OP(MASK_POP), OP(RETURN),
                   HANDLER, OP(MASK_UNWIND));
 }
 
 /* atomically(stm): slot 0 the transaction, slot 1 its result, slot 2 the
  * traceTVar calls due after the commit, each made by TX_TRACE (slot 3 the
  * TVar, then f, old, new) and CALL, and traced by TX_TRACED, which loops
- * back; then the thread yields and RETURNs. The handler sees the exception
- * in slot 1. */
+ * back; then the thread yields and RETURNs (TX_COMMIT does both when no
+ * call is due). prim_atomically starts the transaction and the frame after
+ * TX_BEGIN, which starts it again when a retry is woken. The handler sees
+ * the exception in slot 1. */
 static ObjClosure *make_atomically(VM *vm) {
   int at[LABEL_COUNT];
   ObjClosure *closure = ASSEMBLE(vm, "atomically", 8, 1, at,

@@ -106,7 +106,7 @@ static void test_flags(void **state) {
   }
   /* the opcodes of the VM's own prototypes, or that the VM puts in compiled
    * code itself (CALL_BIND_HEAP), never in bytecode files */
-  const OpCode vm_only[] = {OP_THREAD_EXIT, OP_TIMEOUT_ARM, OP_TIMEOUT_CATCH, OP_CATCH_HANDLER, OP_MASK_PUSH,
+  const OpCode vm_only[] = {OP_THREAD_EXIT, OP_TIMEOUT_ARM, OP_TIMEOUT_CATCH, OP_CATCH_HANDLER, OP_MASK_POP,
                             OP_TX_BEGIN,    OP_TX_ABORT,    OP_OR_ELSE_CATCH, OP_RESUME, OP_CALL_BIND_HEAP};
   for (size_t i = 0; i < sizeof vm_only / sizeof vm_only[0]; i++) assert_true(opcode_info[vm_only[i]].flags & OPF_VM_ONLY);
   const OpCode script[] = {OP_BIND, OP_TAIL_BIND, OP_CALL_BIND, OP_DELAY, OP_SAY, OP_PRIM, OP_CONST};
