@@ -251,9 +251,23 @@ void thread_free(VM *vm, ObjThread *thread) {
   thread_drop_wait_set(thread);
 }
 
+/* Append one number of an id, after a dot unless it is the first. By hand,
+ * not printf: every trace line and async label formats ids. */
+static void append_id_number(Buffer *out, int number, bool first) {
+  char digits[16], *d = digits + sizeof digits;
+  unsigned n = (unsigned)number;
+  do *--d = (char)('0' + n % 10); while (n /= 10);
+  if (!first) *--d = '.';
+  buf_append(out, d, (size_t)(digits + sizeof digits - d));
+}
+
 void thread_id(Buffer *out, const ObjThread *thread) {
   if (!thread->parent) {
     buf_append(out, "main", 4);
+    return;
+  }
+  if (!thread->parent->parent) { /* a child of main, as most threads are */
+    append_id_number(out, thread->child_number, true);
     return;
   }
   /* the numbers from the root down: walk up, then print in reverse */
@@ -263,14 +277,7 @@ void thread_id(Buffer *out, const ObjThread *thread) {
   int *numbers = depth <= 32 ? small : xrealloc(NULL, (size_t)depth * sizeof(int));
   int i = depth;
   for (const ObjThread *t = thread; t->parent; t = t->parent) numbers[--i] = t->child_number;
-  for (i = 0; i < depth; i++) {
-    /* by hand, not printf: every trace line and async label formats ids */
-    char digits[16], *d = digits + sizeof digits;
-    unsigned n = (unsigned)numbers[i];
-    do *--d = (char)('0' + n % 10); while (n /= 10);
-    if (i) *--d = '.';
-    buf_append(out, d, (size_t)(digits + sizeof digits - d));
-  }
+  for (i = 0; i < depth; i++) append_id_number(out, numbers[i], i == 0);
   if (numbers != small) free(numbers);
 }
 
