@@ -1,11 +1,14 @@
-/* Primitives of time and threads: delay, say, fork, now, myThreadId,
- * labelThread, kill, throwTo, yield, timeout, random and randomFloat (see
- * prim.h). */
+/* Primitives of time and threads: delay, say, fork, forkAsync, now,
+ * myThreadId, labelThread, kill, throwTo, yield, timeout, random and
+ * randomFloat, and the instructions of the timeout and forkAsync
+ * prototypes (see prim.h). */
 #include <inttypes.h>
+#include <string.h>
 
 #include "prim.h"
 #include "random.h"
 #include "sched.h"
+#include "stm.h"
 
 PrimResult prim_delay(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   (void)by_prelude;
@@ -53,19 +56,101 @@ PrimResult prim_say(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   return prim_return_at_point(vm, thread, args, UNIT_VAL, NULL, false);
 }
 
-PrimResult prim_fork(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
-  (void)by_prelude;
+/* fork's work: a new thread running `action` (rooted by the caller), in
+ * `thread`'s masking state, queued, its fork event traced; NULL when
+ * --max-threads stops the run (reported, halt_status set: PRIM_STOP). */
+static ObjThread *fork_child(VM *vm, ObjThread *thread, Value action) {
   if (vm->config.max_threads && vm->live_threads >= vm->config.max_threads) {
     vm_report(vm, "simvm: thread limit reached: %d threads alive (--max-threads)\n", vm->live_threads);
     vm->halt_status = SIM_LIMIT;
-    return PRIM_STOP;
+    return NULL;
   }
-  ObjThread *child = thread_new(vm, thread, args[0]);
+  ObjThread *child = thread_new(vm, thread, action);
   vm->stats.forks++;
   child->mask = thread->mask; /* as forkIO: the child starts in the parent's masking state */
   sched_enqueue(vm, child);
   vm_event(vm, .kind = EV_FORK, .thread = thread, .other = child);
+  return child;
+}
+
+PrimResult prim_fork(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  (void)by_prelude;
+  ObjThread *child = fork_child(vm, thread, args[0]);
+  if (!child) return PRIM_STOP;
   return prim_return_at_point(vm, thread, args, OBJ_VAL(child), NULL, false);
+}
+
+/* ---- forkAsync: the making of an async, which the prelude's async and
+ * withAsync run in one of the VM's own prototypes. Each step does what the
+ * prelude's code did with atomically, fork and labelTVar, with the same
+ * events and scheduling points, and builds no action, closure or string on
+ * the way. ---- */
+
+/* forkAsync(f, outer, act): f is an action function of 3 parameters, run
+ * in the new thread as f(outer, act, TVar). */
+PrimResult prim_fork_async(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  Value f = args[0];
+  if (IS_BUILTIN(f)) {
+    rt_error(vm, "forkAsync needs an action function of 3 parameters (outer, act, result TVar), but '%s' is a builtin",
+             AS_BUILTIN(f)->builtin->name);
+    return PRIM_ERROR;
+  }
+  if (!IS_FUNCTION_CLOSURE(f)) {
+    rt_error(vm, "forkAsync needs an action function of 3 parameters (outer, act, result TVar), not %s",
+             value_type_name(f));
+    return PRIM_ERROR;
+  }
+  const ObjProto *proto = AS_CLOSURE(f)->proto;
+  if (proto->kind != PROTO_ACTION_FN || proto->arity != 3) {
+    rt_error(vm, "forkAsync needs an action function of 3 parameters (outer, act, result TVar), but '%s' %s %d",
+             obj_callable_name(f), proto->kind != PROTO_ACTION_FN ? "is a value function of" : "takes",
+             proto->arity);
+    return PRIM_ERROR;
+  }
+  return prim_enter(vm, thread, by_prelude ? vm->prelude_async : vm->async_closure, args);
+}
+
+/* atomically(newTVar(none)) as the prelude ran it, with the label its bind
+ * gave (`var`): the transaction commits, writing nothing, and the commit
+ * yields. */
+PrimResult op_async_var(VM *vm, ObjThread *thread, CallFrame *frame) {
+  stm_begin(vm, thread);
+  ObjTVar *var = obj_tvar(vm, NONE_VAL);
+  var->label = vm->async_names[2];
+  *thread->sp++ = OBJ_VAL(var);
+  stm_commit(vm, thread, frame->closure->proto->prelude);
+  return sched_yield_thread(vm, thread) ? PRIM_SWITCH : PRIM_NEXT;
+}
+
+/* fork(f(outer, act, var)): the thread runs the suspended call, as a
+ * thread forked with a call of an action function does; the fork is a
+ * scheduling point. */
+PrimResult op_async_fork(VM *vm, ObjThread *thread, CallFrame *frame) {
+  ObjAction *body = obj_action(vm, ACTION_CALL, 4, frame->slots); /* f and its arguments, in slots 0 to 3 */
+  *thread->sp++ = OBJ_VAL(body);                                   /* rooted while the thread is made */
+  ObjThread *child = fork_child(vm, thread, OBJ_VAL(body));
+  if (!child) return PRIM_STOP;
+  thread->sp[-1] = OBJ_VAL(child);
+  return vm->explore && explore_point(vm, thread, NULL, false) ? PRIM_SWITCH : PRIM_NEXT;
+}
+
+/* labelTVar(var, "async " ++ show(t)), then #{thread: t, result: var}. */
+PrimResult op_async_done(VM *vm, ObjThread *thread, CallFrame *frame) {
+  Value var = frame->slots[3], child = frame->slots[4];
+  char small[32];
+  Buffer name;
+  buf_init_local(&name, small, sizeof small);
+  buf_append(&name, "async ", 6);
+  thread_id(&name, AS_THREAD(child));
+  ObjString *label = obj_string_new(vm, (int)name.length);
+  memcpy(label->chars, name.data, name.length);
+  buf_free(&name);
+  AS_TVAR(var)->label = label; /* rooted by the TVar from here */
+  ObjRecord *record = obj_record(vm, 2);
+  record->fields[0] = (Field){vm->async_names[0], child};
+  record->fields[1] = (Field){vm->async_names[1], var};
+  *thread->sp++ = OBJ_VAL(record);
+  return PRIM_NEXT;
 }
 
 /* random(n): an int in [0, n) from the thread's own stream (vm/random.h),

@@ -128,6 +128,10 @@ struct VM {
   ObjClosure *prelude_mask;     /* code: their events are internal (their protos  */
   ObjClosure *prelude_atomically; /* are marked `prelude`: their events are internal) */
   ObjClosure *or_else_closure;  /* the body of orElse(a, b)                      */
+  ObjClosure *async_closure;    /* the body of forkAsync(f, outer, act) ...       */
+  ObjClosure *prelude_async;    /* ... and the same for the prelude's async       */
+  ObjString *async_names[3];    /* "thread", "result" (an async's fields) and "var"
+                                   (its TVar's first label), made once           */
   ObjClosure *resume_closure;   /* heap continuations: [BIND, RESUME] stands for a heap continuation */
   ObjException *retry_signal;   /* raised by retry(), caught by orElse/atomically */
   ObjException *thread_killed;  /* the ThreadKilled exception value               */

@@ -11,11 +11,15 @@
 static void start_pooled(VM *vm, ObjThread *thread);
 
 /* Whether a thread running `action` would leave its inline stacks at its
- * first bind: a block deeper than the inline values left above the base
- * frame's slot (an async's body, not `delay(d) >> say(s)`). Such a thread
- * starts on pooled stacks, as main does, with nothing to copy or fix up. */
+ * first bind: a block, or a suspended call's function, deeper than the
+ * inline values left above its slots (an async's body, not `delay(d) >>
+ * say(s)`). Such a thread starts on pooled stacks, as main does, with
+ * nothing to copy or fix up. */
 static bool outgrows_inline(Value action) {
-  return IS_BLOCK_CLOSURE(action) && 1 + AS_CLOSURE(action)->proto->max_slots > THREAD_INLINE_STACK;
+  if (IS_BLOCK_CLOSURE(action)) return 1 + AS_CLOSURE(action)->proto->max_slots > THREAD_INLINE_STACK;
+  if (!IS_SUSPENDED_CALL(action)) return false;
+  const ObjAction *call = AS_ACTION(action); /* its slots: the callee and the arguments */
+  return call->argc + AS_CLOSURE(call->args[0])->proto->max_slots > THREAD_INLINE_STACK;
 }
 
 ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {

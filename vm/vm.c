@@ -154,6 +154,15 @@ static ObjClosure *make_or_else(VM *vm) {
                   HANDLER, OP(OR_ELSE_CATCH), OP1(GET_LOCAL, 1), OP(BIND), OP(RETURN));
 }
 
+/* forkAsync(f, outer, act): slots 0 to 2 hold them, slot 3 the result
+ * TVar, slot 4 the thread running f(outer, act, TVar). Each step ends
+ * where the prelude's code had a scheduling point: the commit's yield,
+ * the fork. */
+static ObjClosure *make_async(VM *vm) {
+  int at[LABEL_COUNT];
+  return ASSEMBLE(vm, "forkAsync", 7, 0, at, OP(ASYNC_VAR), OP(ASYNC_FORK), OP(ASYNC_DONE), OP(RETURN));
+}
+
 /* Heap continuations (--continuations=heap, -O0): slot 0 holds the continuation; the bound action
  * runs as if this frame had bound it, then RESUME rebuilds the frame (the
  * interpreter resumes such a frame just past the BIND, at offset 1). */
@@ -235,6 +244,12 @@ VM *vm_create(const VMConfig *config) {
   vm->prelude_atomically = make_atomically(vm);
   vm->prelude_catch->proto->prelude = vm->prelude_mask->proto->prelude = vm->prelude_atomically->proto->prelude = true;
   vm->or_else_closure = make_or_else(vm);
+  vm->async_closure = make_async(vm);
+  vm->prelude_async = make_async(vm);
+  vm->prelude_async->proto->prelude = true;
+  vm->async_names[0] = obj_cstring(vm, "thread");
+  vm->async_names[1] = obj_cstring(vm, "result");
+  vm->async_names[2] = obj_cstring(vm, "var");
   vm->resume_closure = make_resume(vm);
   vm->retry_signal = obj_exception(vm, EXC_RETRY, NULL);
   vm->thread_killed = obj_exception(vm, EXC_KILLED, NULL);
