@@ -82,14 +82,19 @@ PrimResult prim_fork(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
 
 /* ---- forkAsync: the making of an async, which the prelude's async and
  * withAsync run in one of the VM's own prototypes. Each step does what the
- * prelude's code did with atomically, fork and labelTVar, with the same
- * events and scheduling points, and builds no action, closure or string on
- * the way. ---- */
+ * prelude's code did with withMaskingState, atomically, fork and labelTVar,
+ * with the same events and scheduling points, and builds no action,
+ * closure or string on the way. ---- */
+
+/* The prototype's slots: the arguments, then what the steps push. */
+enum { ASYNC_F, ASYNC_OUTER, ASYNC_ACT, ASYNC_SAVED_MASK, ASYNC_VAR_SLOT, ASYNC_THREAD };
 
 /* forkAsync(f, outer, act): f is an action function of 3 parameters, run
- * in the new thread as f(outer, act, TVar). */
+ * in the new thread as f(outer, act, TVar). The making runs masked, as
+ * withMaskingState(maskedState(state), ...) would: slot 3 keeps the state
+ * to restore. */
 PrimResult prim_fork_async(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
-  Value f = args[0];
+  Value f = args[ASYNC_F];
   if (IS_BUILTIN(f)) {
     rt_error(vm, "forkAsync needs an action function of 3 parameters (outer, act, result TVar), but '%s' is a builtin",
              AS_BUILTIN(f)->builtin->name);
@@ -107,7 +112,12 @@ PrimResult prim_fork_async(VM *vm, ObjThread *thread, Value *args, bool by_prelu
              proto->arity);
     return PRIM_ERROR;
   }
-  return prim_enter(vm, thread, by_prelude ? vm->prelude_async : vm->async_closure, args);
+  PrimResult result = prim_enter(vm, thread, by_prelude ? vm->prelude_async : vm->async_closure, args);
+  if (result == PRIM_NEXT) {
+    *thread->sp++ = INT_VAL(thread->mask);
+    prim_set_mask(vm, thread, thread->mask == MASK_NONE ? MASK_INTERRUPTIBLE : thread->mask, by_prelude);
+  }
+  return result;
 }
 
 /* atomically(newTVar(none)) as the prelude ran it, with the label its bind
@@ -126,17 +136,21 @@ PrimResult op_async_var(VM *vm, ObjThread *thread, CallFrame *frame) {
  * thread forked with a call of an action function does; the fork is a
  * scheduling point. */
 PrimResult op_async_fork(VM *vm, ObjThread *thread, CallFrame *frame) {
-  ObjAction *body = obj_action(vm, ACTION_CALL, 4, frame->slots); /* f and its arguments, in slots 0 to 3 */
-  *thread->sp++ = OBJ_VAL(body);                                   /* rooted while the thread is made */
+  Value *slots = frame->slots; /* they keep the call's values rooted while it is made */
+  Value call[4] = {slots[ASYNC_F], slots[ASYNC_OUTER], slots[ASYNC_ACT], slots[ASYNC_VAR_SLOT]};
+  ObjAction *body = obj_action(vm, ACTION_CALL, 4, call);
+  *thread->sp++ = OBJ_VAL(body); /* rooted while the thread is made */
   ObjThread *child = fork_child(vm, thread, OBJ_VAL(body));
   if (!child) return PRIM_STOP;
   thread->sp[-1] = OBJ_VAL(child);
   return vm->explore && explore_point(vm, thread, NULL, false) ? PRIM_SWITCH : PRIM_NEXT;
 }
 
-/* labelTVar(var, "async " ++ show(t)), then #{thread: t, result: var}. */
+/* labelTVar(var, "async " ++ show(t)), then #{thread: t, result: var}, and
+ * the masking state restored: an exception that waited for the thread to
+ * unmask is raised now, as withMaskingState's end raises it. */
 PrimResult op_async_done(VM *vm, ObjThread *thread, CallFrame *frame) {
-  Value var = frame->slots[3], child = frame->slots[4];
+  Value var = frame->slots[ASYNC_VAR_SLOT], child = frame->slots[ASYNC_THREAD];
   char small[32];
   Buffer name;
   buf_init_local(&name, small, sizeof small);
@@ -150,6 +164,11 @@ PrimResult op_async_done(VM *vm, ObjThread *thread, CallFrame *frame) {
   record->fields[0] = (Field){vm->async_names[0], child};
   record->fields[1] = (Field){vm->async_names[1], var};
   *thread->sp++ = OBJ_VAL(record);
+  prim_set_mask(vm, thread, (MaskState)AS_INT(frame->slots[ASYNC_SAVED_MASK]), frame->closure->proto->prelude);
+  if (thread->mask == MASK_NONE && thread->pending_count) {
+    *thread->sp++ = sched_take_pending(vm, thread);
+    return PRIM_RAISE;
+  }
   return PRIM_NEXT;
 }
 

@@ -154,13 +154,14 @@ static ObjClosure *make_or_else(VM *vm) {
                   HANDLER, OP(OR_ELSE_CATCH), OP1(GET_LOCAL, 1), OP(BIND), OP(RETURN));
 }
 
-/* forkAsync(f, outer, act): slots 0 to 2 hold them, slot 3 the result
- * TVar, slot 4 the thread running f(outer, act, TVar). Each step ends
- * where the prelude's code had a scheduling point: the commit's yield,
- * the fork. */
+/* forkAsync(f, outer, act): slots 0 to 2 hold them, slot 3 the masking
+ * state to restore (prim_fork_async pushes it as it masks), slot 4 the
+ * result TVar, slot 5 the thread running f(outer, act, TVar). Each step
+ * ends where the prelude's code had a scheduling point: the commit's
+ * yield, the fork. */
 static ObjClosure *make_async(VM *vm) {
   int at[LABEL_COUNT];
-  return ASSEMBLE(vm, "forkAsync", 7, 0, at, OP(ASYNC_VAR), OP(ASYNC_FORK), OP(ASYNC_DONE), OP(RETURN));
+  return ASSEMBLE(vm, "forkAsync", 8, 0, at, OP(ASYNC_VAR), OP(ASYNC_FORK), OP(ASYNC_DONE), OP(RETURN));
 }
 
 /* Heap continuations (--continuations=heap, -O0): slot 0 holds the continuation; the bound action
