@@ -907,6 +907,9 @@ next_thread:
   CASE(ASYNC_VAR): VM_OP(op_async_var);
   CASE(ASYNC_FORK): VM_OP(op_async_fork);
   CASE(ASYNC_DONE): VM_OP(op_async_done);
+  CASE(ASYNC_OK): VM_OP(op_async_ok);
+  CASE(ASYNC_FAILED): VM_OP(op_async_failed);
+  CASE(ASYNC_WRITE): VM_OP(op_async_write);
   CASE(THREAD_EXIT): {
     Value value = POP();
     STORE_FRAME();

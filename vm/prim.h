@@ -160,5 +160,8 @@ PrimResult op_tx_abort(VM *vm, ObjThread *thread, CallFrame *frame);
 PrimResult op_async_var(VM *vm, ObjThread *thread, CallFrame *frame);
 PrimResult op_async_fork(VM *vm, ObjThread *thread, CallFrame *frame);
 PrimResult op_async_done(VM *vm, ObjThread *thread, CallFrame *frame);
+PrimResult op_async_ok(VM *vm, ObjThread *thread, CallFrame *frame);
+PrimResult op_async_failed(VM *vm, ObjThread *thread, CallFrame *frame);
+PrimResult op_async_write(VM *vm, ObjThread *thread, CallFrame *frame);
 
 #endif

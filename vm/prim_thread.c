@@ -80,38 +80,18 @@ PrimResult prim_fork(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   return prim_return_at_point(vm, thread, args, OBJ_VAL(child), NULL, false);
 }
 
-/* ---- forkAsync: the making of an async, which the prelude's async and
- * withAsync run in one of the VM's own prototypes. Each step does what the
- * prelude's code did with withMaskingState, atomically, fork and labelTVar,
- * with the same events and scheduling points, and builds no action,
- * closure or string on the way. ---- */
+/* ---- forkAsync: an async, made and run in the VM's own prototypes. Each
+ * step does what the prelude's code did (withMaskingState, atomically,
+ * fork, labelTVar, catch), with the same events and scheduling points, and
+ * builds no action, closure or string on the way. ---- */
 
-/* The prototype's slots: the arguments, then what the steps push. */
-enum { ASYNC_F, ASYNC_OUTER, ASYNC_ACT, ASYNC_SAVED_MASK, ASYNC_VAR_SLOT, ASYNC_THREAD };
+/* forkAsync's slots: the arguments, then what the steps push. */
+enum { ASYNC_OUTER, ASYNC_ACT, ASYNC_SAVED_MASK, ASYNC_VAR_SLOT, ASYNC_THREAD };
 
-/* forkAsync(f, outer, act): f is an action function of 3 parameters, run
- * in the new thread as f(outer, act, TVar). The making runs masked, as
- * withMaskingState(maskedState(state), ...) would: slot 3 keeps the state
+/* forkAsync(outer, act): the making runs masked, as
+ * withMaskingState(maskedState(state), ...) would: slot 2 keeps the state
  * to restore. */
 PrimResult prim_fork_async(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
-  Value f = args[ASYNC_F];
-  if (IS_BUILTIN(f)) {
-    rt_error(vm, "forkAsync needs an action function of 3 parameters (outer, act, result TVar), but '%s' is a builtin",
-             AS_BUILTIN(f)->builtin->name);
-    return PRIM_ERROR;
-  }
-  if (!IS_FUNCTION_CLOSURE(f)) {
-    rt_error(vm, "forkAsync needs an action function of 3 parameters (outer, act, result TVar), not %s",
-             value_type_name(f));
-    return PRIM_ERROR;
-  }
-  const ObjProto *proto = AS_CLOSURE(f)->proto;
-  if (proto->kind != PROTO_ACTION_FN || proto->arity != 3) {
-    rt_error(vm, "forkAsync needs an action function of 3 parameters (outer, act, result TVar), but '%s' %s %d",
-             obj_callable_name(f), proto->kind != PROTO_ACTION_FN ? "is a value function of" : "takes",
-             proto->arity);
-    return PRIM_ERROR;
-  }
   PrimResult result = prim_enter(vm, thread, by_prelude ? vm->prelude_async : vm->async_closure, args);
   if (result == PRIM_NEXT) {
     *thread->sp++ = INT_VAL(thread->mask);
@@ -126,24 +106,31 @@ PrimResult prim_fork_async(VM *vm, ObjThread *thread, Value *args, bool by_prelu
 PrimResult op_async_var(VM *vm, ObjThread *thread, CallFrame *frame) {
   stm_begin(vm, thread);
   ObjTVar *var = obj_tvar(vm, NONE_VAL);
-  var->label = vm->async_names[2];
+  var->label = vm->async_names[ASYNC_NAME_VAR];
   *thread->sp++ = OBJ_VAL(var);
   stm_commit(vm, thread, frame->closure->proto->prelude);
   return sched_yield_thread(vm, thread) ? PRIM_SWITCH : PRIM_NEXT;
 }
 
-/* fork(f(outer, act, var)): the thread runs the suspended call, as a
- * thread forked with a call of an action function does; the fork is a
- * scheduling point. */
+/* fork(asyncThread(outer, act, var)): the thread runs the suspended call
+ * of the VM's asyncThread prototype; the fork is a scheduling point. */
 PrimResult op_async_fork(VM *vm, ObjThread *thread, CallFrame *frame) {
   Value *slots = frame->slots; /* they keep the call's values rooted while it is made */
-  Value call[4] = {slots[ASYNC_F], slots[ASYNC_OUTER], slots[ASYNC_ACT], slots[ASYNC_VAR_SLOT]};
+  Value call[4] = {OBJ_VAL(vm->async_thread_closure), slots[ASYNC_OUTER], slots[ASYNC_ACT], slots[ASYNC_VAR_SLOT]};
   ObjAction *body = obj_action(vm, ACTION_CALL, 4, call);
   *thread->sp++ = OBJ_VAL(body); /* rooted while the thread is made */
   ObjThread *child = fork_child(vm, thread, OBJ_VAL(body));
   if (!child) return PRIM_STOP;
   thread->sp[-1] = OBJ_VAL(child);
   return vm->explore && explore_point(vm, thread, NULL, false) ? PRIM_SWITCH : PRIM_NEXT;
+}
+
+/* A record of two fields named by async_names. */
+static ObjRecord *async_record(VM *vm, int first, Value a, int second, Value b) {
+  ObjRecord *record = obj_record(vm, 2);
+  record->fields[0] = (Field){vm->async_names[first], a};
+  record->fields[1] = (Field){vm->async_names[second], b};
+  return record;
 }
 
 /* labelTVar(var, "async " ++ show(t)), then #{thread: t, result: var}, and
@@ -160,9 +147,7 @@ PrimResult op_async_done(VM *vm, ObjThread *thread, CallFrame *frame) {
   memcpy(label->chars, name.data, name.length);
   buf_free(&name);
   AS_TVAR(var)->label = label; /* rooted by the TVar from here */
-  ObjRecord *record = obj_record(vm, 2);
-  record->fields[0] = (Field){vm->async_names[0], child};
-  record->fields[1] = (Field){vm->async_names[1], var};
+  ObjRecord *record = async_record(vm, ASYNC_NAME_THREAD, child, ASYNC_NAME_RESULT, var);
   *thread->sp++ = OBJ_VAL(record);
   prim_set_mask(vm, thread, (MaskState)AS_INT(frame->slots[ASYNC_SAVED_MASK]), frame->closure->proto->prelude);
   if (thread->mask == MASK_NONE && thread->pending_count) {
@@ -170,6 +155,52 @@ PrimResult op_async_done(VM *vm, ObjThread *thread, CallFrame *frame) {
     return PRIM_RAISE;
   }
   return PRIM_NEXT;
+}
+
+/* The async's thread (vm.c's make_async_thread): slot 3 holds its TVar;
+ * what act returned (or the exception it raised) is on top. The outcome
+ * records are try's. */
+PrimResult op_async_ok(VM *vm, ObjThread *thread, CallFrame *frame) {
+  (void)frame;
+  ObjRecord *record = async_record(vm, ASYNC_NAME_OK, BOOL_VAL(true), ASYNC_NAME_VALUE, thread->sp[-1]);
+  thread->sp[-1] = OBJ_VAL(record);
+  return PRIM_NEXT;
+}
+
+/* The handler's part of tryFailed(e): push return(#{ok: false, exception: e})
+ * for the withMaskingState that follows. Below it: e, then the masking
+ * state CATCH_HANDLER pushed. */
+PrimResult op_async_failed(VM *vm, ObjThread *thread, CallFrame *frame) {
+  ObjRecord *record = async_record(vm, ASYNC_NAME_OK, BOOL_VAL(false), ASYNC_NAME_EXCEPTION, thread->sp[-2]);
+  *thread->sp++ = OBJ_VAL(record); /* rooted while the action is made */
+  ObjAction *action = obj_action(vm, BUILTIN_pure, 1, thread->sp - 1);
+  action->prelude = frame->closure->proto->prelude;
+  thread->sp[-1] = OBJ_VAL(action);
+  return PRIM_NEXT;
+}
+
+/* atomically(writeTVar(var, some(outcome))) as the prelude ran it: the
+ * commit wakes the waiters, then yields. A TVar with a traceTVar function
+ * (its calls run as VM code) or an exception pending (the transaction's
+ * bind would look at it) takes that way itself: the action, and
+ * atomically's prototype. */
+PrimResult op_async_write(VM *vm, ObjThread *thread, CallFrame *frame) {
+  ObjTVar *var = AS_TVAR(frame->slots[3]);
+  ObjSome *outcome = obj_some(vm, thread->sp[-1]);
+  thread->sp[-1] = OBJ_VAL(outcome);
+  bool internal = frame->closure->proto->prelude;
+  if (!IS_UNIT(var->trace_fn) || thread->pending_count) {
+    Value write[2] = {OBJ_VAL(var), OBJ_VAL(outcome)}; /* both rooted: the TVar in slot 3, the outcome on top */
+    ObjAction *action = obj_action(vm, BUILTIN_writeTVar, 2, write);
+    action->prelude = internal;
+    thread->sp[-1] = OBJ_VAL(action);
+    return prim_atomically(vm, thread, thread->sp - 1, internal);
+  }
+  stm_begin(vm, thread);
+  stm_write(vm, var, OBJ_VAL(outcome));
+  thread->sp[-1] = UNIT_VAL;
+  stm_commit(vm, thread, internal);
+  return sched_yield_thread(vm, thread) ? PRIM_SWITCH : PRIM_NEXT;
 }
 
 /* random(n): an int in [0, n) from the thread's own stream (vm/random.h),

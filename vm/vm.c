@@ -154,14 +154,37 @@ static ObjClosure *make_or_else(VM *vm) {
                   HANDLER, OP(OR_ELSE_CATCH), OP1(GET_LOCAL, 1), OP(BIND), OP(RETURN));
 }
 
-/* forkAsync(f, outer, act): slots 0 to 2 hold them, slot 3 the masking
- * state to restore (prim_fork_async pushes it as it masks), slot 4 the
- * result TVar, slot 5 the thread running f(outer, act, TVar). Each step
- * ends where the prelude's code had a scheduling point: the commit's
- * yield, the fork. */
+/* forkAsync(outer, act): slots 0 and 1 hold them, slot 2 the masking
+ * state to restore (prim_fork_async pushes it as it masks), slot 3 the
+ * result TVar, slot 4 the thread running asyncThread(outer, act, TVar).
+ * Each step ends where the prelude's code had a scheduling point: the
+ * commit's yield, the fork. */
 static ObjClosure *make_async(VM *vm) {
   int at[LABEL_COUNT];
-  return ASSEMBLE(vm, "forkAsync", 8, 0, at, OP(ASYNC_VAR), OP(ASYNC_FORK), OP(ASYNC_DONE), OP(RETURN));
+  return ASSEMBLE(vm, "forkAsync", 7, 0, at, OP(ASYNC_VAR), OP(ASYNC_FORK), OP(ASYNC_DONE), OP(RETURN));
+}
+
+/* An async's thread, as the prelude wrote it:
+ *   r <- catch({ x <- withMaskingState(outer, act); return #{ok: true, value: x} }, tryFailed)
+ *   atomically(writeTVar(var, some(r)))
+ * Slots 1 to 3 hold outer, act and var. The handler, catch's own (from
+ * slot 4, the exception), runs tryFailed(e) under withMaskingState as
+ * catch runs a handler, then goes on to the write, which no handler
+ * covers. */
+static ObjClosure *make_async_thread(VM *vm) {
+  int at[LABEL_COUNT];
+  ObjClosure *closure = ASSEMBLE(vm, "asyncThread", 8, 4, at,
+                                 OP1(GET_LOCAL, 1), OP1(GET_LOCAL, 2), OP1(PRIM, BUILTIN_withMaskingState),
+                                 OP(ASYNC_OK), OP1(JUMP, 4),
+                                 HANDLER, OP(CATCH_HANDLER), OP(ASYNC_FAILED), OP1(PRIM, BUILTIN_withMaskingState),
+                                 LABEL(L_DONE), OP(ASYNC_WRITE), OP(RETURN));
+  if (at[L_DONE] - at[L_HANDLER] != 4) { /* JUMP's distance, from past it to the write */
+    fprintf(stderr, "simvm: internal error: asyncThread's handler is %d bytes, the JUMP skips 4\n",
+            at[L_DONE] - at[L_HANDLER]);
+    abort();
+  }
+  closure->proto->prelude = true; /* the prelude's code it stands for: its events are internal */
+  return closure;
 }
 
 /* Heap continuations (--continuations=heap, -O0): slot 0 holds the continuation; the bound action
@@ -248,9 +271,9 @@ VM *vm_create(const VMConfig *config) {
   vm->async_closure = make_async(vm);
   vm->prelude_async = make_async(vm);
   vm->prelude_async->proto->prelude = true;
-  vm->async_names[0] = obj_cstring(vm, "thread");
-  vm->async_names[1] = obj_cstring(vm, "result");
-  vm->async_names[2] = obj_cstring(vm, "var");
+  vm->async_thread_closure = make_async_thread(vm);
+  static const char *const async_names[ASYNC_NAMES] = {"thread", "result", "var", "ok", "value", "exception"};
+  for (int i = 0; i < ASYNC_NAMES; i++) vm->async_names[i] = obj_cstring(vm, async_names[i]);
   vm->resume_closure = make_resume(vm);
   vm->retry_signal = obj_exception(vm, EXC_RETRY, NULL);
   vm->thread_killed = obj_exception(vm, EXC_KILLED, NULL);
