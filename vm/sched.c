@@ -505,24 +505,38 @@ SimStatus sched_main_ended(VM *vm, SimStatus status) {
   return SIM_FAILED;
 }
 
-ObjThread *sched_next(VM *vm, SimStatus *status) {
-  for (;;) {
-    while (vm->run_queue.count) {
-      Obj *entry = run_queue_pop(vm);
-      if (entry->type == OBJ_TIMEOUT) {
-        ObjTimeout *timeout = (ObjTimeout *)entry;
-        if (timeout->state != TIMEOUT_FIRED) continue; /* the action finished first */
-        supersede_timeouts(timeout->thread);
-        timeout->state = TIMEOUT_THROWN;
-        sched_throw_to(vm, NULL, timeout->thread, OBJ_VAL(timeout));
-        continue;
-      }
-      ObjThread *thread = (ObjThread *)entry;
-      if (thread->state != THREAD_RUNNABLE) continue;
-      if (vm->explore && !(thread = explore_pick(vm, thread))) return *status = SIM_LIMIT, NULL;
-      vm->current = thread;
-      return thread;
+/* The next runnable thread of the run queue, throwing the timeouts queued
+ * before it; NULL when the queue has none left, or when the explorer ends
+ * the run (*stopped, *status set). */
+static inline ObjThread *take_queued(VM *vm, SimStatus *status, bool *stopped) {
+  while (vm->run_queue.count) {
+    Obj *entry = run_queue_pop(vm);
+    if (entry->type == OBJ_TIMEOUT) {
+      ObjTimeout *timeout = (ObjTimeout *)entry;
+      if (timeout->state != TIMEOUT_FIRED) continue; /* the action finished first */
+      supersede_timeouts(timeout->thread);
+      timeout->state = TIMEOUT_THROWN;
+      sched_throw_to(vm, NULL, timeout->thread, OBJ_VAL(timeout));
+      continue;
     }
+    ObjThread *thread = (ObjThread *)entry;
+    if (thread->state != THREAD_RUNNABLE) continue;
+    if (vm->explore && !(thread = explore_pick(vm, thread))) {
+      *status = SIM_LIMIT;
+      *stopped = true;
+      return NULL;
+    }
+    vm->current = thread;
+    return thread;
+  }
+  return NULL;
+}
+
+/* sched_next when the run queue is empty: advance the clock to the next
+ * timers and fire them, until a thread can run (out of line: the common
+ * case, a thread waiting in the queue, saves no registers for this). */
+static __attribute__((noinline)) ObjThread *next_after_timers(VM *vm, SimStatus *status) {
+  for (;;) {
     Timer *first = timer_heap_peek(&vm->timers);
     if (!first) {
       report_deadlock(vm);
@@ -539,7 +553,17 @@ ObjThread *sched_next(VM *vm, SimStatus *status) {
       return NULL;
     }
     fire_timers(vm);
+    bool stopped = false;
+    ObjThread *thread = take_queued(vm, status, &stopped);
+    if (thread || stopped) return thread;
   }
+}
+
+ObjThread *sched_next(VM *vm, SimStatus *status) {
+  bool stopped = false;
+  ObjThread *thread = take_queued(vm, status, &stopped);
+  if (thread || stopped) return thread;
+  return next_after_timers(vm, status);
 }
 
 SimStatus sched_stopped(VM *vm) {
