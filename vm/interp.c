@@ -483,7 +483,19 @@ next_thread:
     DISPATCH();
   }
   CASE(FIELD): {
+    /* a record's field inline, charged as ops_field charges it; anything
+     * else (an error) goes to ops_field */
     ObjString *name = AS_STRING(constants[READ_U16()]);
+    if (__builtin_expect(IS_RECORD(PEEK(0)), 1)) {
+      ObjRecord *record = AS_RECORD(PEEK(0));
+      for (int i = 0; i < record->count; i++) {
+        if (record->fields[i].name == name) {
+          vm_work(vm, (uint64_t)i);
+          PEEK(0) = record->fields[i].value;
+          DISPATCH();
+        }
+      }
+    }
     STORE_FRAME();
     CHECK(ops_field(vm, PEEK(0), name, &PEEK(0)));
     DISPATCH();
@@ -769,8 +781,9 @@ next_thread:
     /* a builtin function called by name (never a script's own: the compiler
      * emits NATIVE only for a builtin's name). The list loops' busiest
      * natives are inline on the values they expect (a test of isEmpty
-     * branches at once); anything else, an error included, calls the
-     * builtin's entry, which checks the arguments */
+     * branches at once), then an async wait's isNone and fromSome;
+     * anything else, an error included, calls the builtin's entry, which
+     * checks the arguments */
     int index = READ_BYTE();
     Value arg = PEEK(0);
     if (index == BUILTIN_isEmpty && (IS_NIL(arg) || IS_CONS(arg))) CONDITION(IS_NIL(arg), 1);
@@ -787,6 +800,11 @@ next_thread:
       ObjCons *cell = obj_cons(vm, PEEK(1), arg);
       sp--;
       PEEK(0) = OBJ_VAL(cell);
+      DISPATCH();
+    }
+    if (index == BUILTIN_isNone) CONDITION(IS_NONE(arg), 1);
+    if (index == BUILTIN_fromSome && IS_SOME(arg)) {
+      PEEK(0) = AS_SOME(arg)->value;
       DISPATCH();
     }
     const Builtin *called = &builtin_table[index];
