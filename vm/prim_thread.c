@@ -157,9 +157,10 @@ PrimResult op_async_done(VM *vm, ObjThread *thread, CallFrame *frame) {
   return PRIM_NEXT;
 }
 
-/* The async's thread (vm.c's make_async_thread): slot 3 holds its TVar;
- * what act returned (or the exception it raised) is on top. The outcome
- * records are try's. */
+/* The async's thread (vm.c's make_async_thread): slots 1 to 3 hold outer,
+ * act and the TVar; what act returned (or the exception it raised) is on
+ * top. The outcome records are try's. */
+enum { THREAD_VAR = 3 };
 PrimResult op_async_ok(VM *vm, ObjThread *thread, CallFrame *frame) {
   (void)frame;
   ObjRecord *record = async_record(vm, ASYNC_NAME_OK, BOOL_VAL(true), ASYNC_NAME_VALUE, thread->sp[-1]);
@@ -185,12 +186,12 @@ PrimResult op_async_failed(VM *vm, ObjThread *thread, CallFrame *frame) {
  * bind would look at it) takes that way itself: the action, and
  * atomically's prototype. */
 PrimResult op_async_write(VM *vm, ObjThread *thread, CallFrame *frame) {
-  ObjTVar *var = AS_TVAR(frame->slots[3]);
+  ObjTVar *var = AS_TVAR(frame->slots[THREAD_VAR]);
   ObjSome *outcome = obj_some(vm, thread->sp[-1]);
   thread->sp[-1] = OBJ_VAL(outcome);
   bool internal = frame->closure->proto->prelude;
   if (!IS_UNIT(var->trace_fn) || thread->pending_count) {
-    Value write[2] = {OBJ_VAL(var), OBJ_VAL(outcome)}; /* both rooted: the TVar in slot 3, the outcome on top */
+    Value write[2] = {OBJ_VAL(var), OBJ_VAL(outcome)}; /* both rooted: the TVar in its slot, the outcome on top */
     ObjAction *action = obj_action(vm, BUILTIN_writeTVar, 2, write);
     action->prelude = internal;
     thread->sp[-1] = OBJ_VAL(action);
