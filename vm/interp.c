@@ -624,7 +624,19 @@ next_thread:
     DISPATCH();
   }
   CASE(FIELD): {
+    /* a record's field inline, charged as ops_field charges it; anything
+     * else (an error) goes to ops_field */
     ObjString *name = AS_STRING(CONSTANT(READ_U16()));
+    if (__builtin_expect(IS_RECORD(PEEK(0)), 1)) {
+      ObjRecord *record = AS_RECORD(PEEK(0));
+      for (int i = 0; i < record->count; i++) {
+        if (record->fields[i].name == name) {
+          vm_work(vm, (uint64_t)i);
+          PEEK(0) = record->fields[i].value;
+          DISPATCH();
+        }
+      }
+    }
     STORE_FRAME();
     CHECK(ops_field(vm, PEEK(0), name, &PEEK(0)));
     DISPATCH();
@@ -910,8 +922,9 @@ next_thread:
     /* a builtin function called by name (never a script's own: the compiler
      * emits NATIVE only for a builtin's name). The list loops' busiest
      * natives are inline on the values they expect (a test of isEmpty
-     * branches at once); anything else, an error included, calls the
-     * builtin's entry, which checks the arguments */
+     * branches at once), then an async wait's isNone and fromSome;
+     * anything else, an error included, calls the builtin's entry, which
+     * checks the arguments */
     int index = READ_BYTE();
     Value arg = PEEK(0);
     switch (index) { /* one jump to the native's case, not a test of each */
@@ -934,6 +947,11 @@ next_thread:
         sp--;
         PEEK(0) = OBJ_VAL(cell);
         DISPATCH();
+    }
+    if (index == BUILTIN_isNone) CONDITION(IS_NONE(arg), 1);
+    if (index == BUILTIN_fromSome && IS_SOME(arg)) {
+      PEEK(0) = AS_SOME(arg)->value;
+      DISPATCH();
     }
     const Builtin *called = &builtin_table[index];
     Value value;
@@ -1042,7 +1060,6 @@ next_thread:
   CASE(TIMEOUT_DISARM): VM_OP(op_timeout_disarm);
   CASE(TIMEOUT_CATCH): VM_OP(op_timeout_catch);
   CASE(CATCH_HANDLER): VM_OP(op_catch_handler);
-  CASE(MASK_PUSH): VM_OP(op_mask_push);
   CASE(MASK_POP): VM_OP(op_mask_pop);
   CASE(MASK_UNWIND): VM_OP(op_mask_unwind);
   CASE(TX_BEGIN): VM_OP(op_tx_begin);
@@ -1052,6 +1069,12 @@ next_thread:
   CASE(TX_MARK): VM_OP(op_tx_mark);
   CASE(OR_ELSE_CATCH): VM_OP(op_or_else_catch);
   CASE(TX_ABORT): VM_OP(op_tx_abort);
+  CASE(ASYNC_VAR): VM_OP(op_async_var);
+  CASE(ASYNC_FORK): VM_OP(op_async_fork);
+  CASE(ASYNC_DONE): VM_OP(op_async_done);
+  CASE(ASYNC_OK): VM_OP(op_async_ok);
+  CASE(ASYNC_FAILED): VM_OP(op_async_failed);
+  CASE(ASYNC_WRITE): VM_OP(op_async_write);
   CASE(THREAD_EXIT): {
     Value value = POP();
     STORE_FRAME();

@@ -118,6 +118,10 @@ static void mark_roots(VM *vm, GrayStack *gray) {
   mark_obj(gray, (Obj *)vm->prelude_mask);
   mark_obj(gray, (Obj *)vm->prelude_atomically);
   mark_obj(gray, (Obj *)vm->or_else_closure);
+  mark_obj(gray, (Obj *)vm->async_closure);
+  mark_obj(gray, (Obj *)vm->prelude_async);
+  mark_obj(gray, (Obj *)vm->async_thread_closure);
+  for (int i = 0; i < ASYNC_NAMES; i++) mark_obj(gray, (Obj *)vm->async_names[i]);
   mark_obj(gray, (Obj *)vm->resume_closure);
   mark_obj(gray, (Obj *)vm->retry_signal);
   mark_obj(gray, (Obj *)vm->thread_killed);

@@ -9,13 +9,7 @@
 
 const char *const mask_names[3] = {"Unmasked", "MaskedInterruptible", "MaskedUninterruptible"};
 
-PrimResult prim_enter(VM *vm, ObjThread *thread, ObjClosure *closure, Value *slots) {
-  const ObjProto *proto = closure->proto;
-  if (thread->frame_count < thread->frame_capacity &&
-      thread->sp + proto->max_slots <= thread->stack + thread->stack_capacity) { /* it fits: the common case */
-    thread->frames[thread->frame_count++] = (CallFrame){closure, proto->chunk.code, slots, -1};
-    return PRIM_NEXT;
-  }
+PrimResult prim_enter_growing(VM *vm, ObjThread *thread, ObjClosure *closure, Value *slots) {
   ptrdiff_t base = slots - thread->stack; /* the stack may move */
   if (!thread_reserve(vm, thread, closure->proto->max_slots)) {
     rt_error(vm, "stack overflow");

@@ -96,10 +96,24 @@ static inline PrimResult prim_raise(ObjThread *thread, Value *args, Value exc) {
   return PRIM_RAISE;
 }
 
+/* prim_enter when the frame or the prototype's stack does not fit: grow
+ * the thread's stacks first (PRIM_ERROR when they would overflow). */
+PrimResult prim_enter_growing(VM *vm, ObjThread *thread, ObjClosure *closure, Value *slots);
+
 /* Run one of the VM's own prototypes with its slots starting at `slots`
  * (its arguments, already on the stack): PRIM_NEXT, or PRIM_ERROR when the
- * stack would overflow. */
-PrimResult prim_enter(VM *vm, ObjThread *thread, ObjClosure *closure, Value *slots);
+ * stack would overflow. Inline: every catch, mask and transaction enters
+ * one, and the frame most often fits. */
+static inline PrimResult prim_enter(VM *vm, ObjThread *thread, ObjClosure *closure, Value *slots) {
+  const ObjProto *proto = closure->proto;
+  if (__builtin_expect(thread->frame_count < thread->frame_capacity &&
+                           thread->sp + proto->max_slots <= thread->stack + thread->stack_capacity,
+                       1)) {
+    thread->frames[thread->frame_count++] = (CallFrame){closure, proto->chunk.code, slots, -1};
+    return PRIM_NEXT;
+  }
+  return prim_enter_growing(vm, thread, closure, slots);
+}
 
 /* A blocking operation is an interruptible point: with exceptions masked
  * interruptibly (or not at all), an exception waiting for this thread is
@@ -134,7 +148,6 @@ PrimResult op_timeout_arm(VM *vm, ObjThread *thread, CallFrame *frame);
 PrimResult op_timeout_disarm(VM *vm, ObjThread *thread, CallFrame *frame);
 PrimResult op_timeout_catch(VM *vm, ObjThread *thread, CallFrame *frame);
 PrimResult op_catch_handler(VM *vm, ObjThread *thread, CallFrame *frame);
-PrimResult op_mask_push(VM *vm, ObjThread *thread, CallFrame *frame);
 PrimResult op_mask_pop(VM *vm, ObjThread *thread, CallFrame *frame);
 PrimResult op_mask_unwind(VM *vm, ObjThread *thread, CallFrame *frame);
 PrimResult op_tx_begin(VM *vm, ObjThread *thread, CallFrame *frame);
@@ -144,5 +157,11 @@ PrimResult op_tx_traced(VM *vm, ObjThread *thread, CallFrame *frame);
 PrimResult op_tx_mark(VM *vm, ObjThread *thread, CallFrame *frame);
 PrimResult op_or_else_catch(VM *vm, ObjThread *thread, CallFrame *frame);
 PrimResult op_tx_abort(VM *vm, ObjThread *thread, CallFrame *frame);
+PrimResult op_async_var(VM *vm, ObjThread *thread, CallFrame *frame);
+PrimResult op_async_fork(VM *vm, ObjThread *thread, CallFrame *frame);
+PrimResult op_async_done(VM *vm, ObjThread *thread, CallFrame *frame);
+PrimResult op_async_ok(VM *vm, ObjThread *thread, CallFrame *frame);
+PrimResult op_async_failed(VM *vm, ObjThread *thread, CallFrame *frame);
+PrimResult op_async_write(VM *vm, ObjThread *thread, CallFrame *frame);
 
 #endif

@@ -67,7 +67,12 @@ PrimResult prim_with_mask(VM *vm, ObjThread *thread, Value *args, bool by_prelud
     return PRIM_ERROR;
   }
   args[0] = INT_VAL(state);
-  return prim_enter(vm, thread, by_prelude ? vm->prelude_mask : vm->mask_closure, args);
+  PrimResult result = prim_enter(vm, thread, by_prelude ? vm->prelude_mask : vm->mask_closure, args);
+  if (result == PRIM_NEXT) { /* slot 2: the state to restore */
+    *thread->sp++ = INT_VAL(thread->mask);
+    prim_set_mask(vm, thread, (MaskState)state, by_prelude);
+  }
+  return result;
 }
 
 PrimResult prim_get_mask(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
@@ -81,14 +86,6 @@ PrimResult prim_get_mask(VM *vm, ObjThread *thread, Value *args, bool by_prelude
 PrimResult op_catch_handler(VM *vm, ObjThread *thread, CallFrame *frame) {
   vm_event(vm, .kind = EV_CAUGHT, .thread = thread, .internal = frame->closure->proto->prelude, .value = thread->sp[-1]);
   *thread->sp++ = INT_VAL(thread->mask == MASK_NONE ? MASK_INTERRUPTIBLE : thread->mask);
-  return PRIM_NEXT;
-}
-
-/* withMaskingState's prototype: slot 0 the state (an int), slot 1 the
- * action, slot 2 the state to restore, pushed here. */
-PrimResult op_mask_push(VM *vm, ObjThread *thread, CallFrame *frame) {
-  *thread->sp++ = INT_VAL(thread->mask);
-  prim_set_mask(vm, thread, (MaskState)AS_INT(frame->slots[0]), frame->closure->proto->prelude);
   return PRIM_NEXT;
 }
 

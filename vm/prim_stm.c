@@ -82,7 +82,12 @@ PrimResult prim_atomically(VM *vm, ObjThread *thread, Value *args, bool by_prelu
     rt_error(vm, "atomically needs a transaction to run, not %s", value_type_name(args[0]));
     return PRIM_ERROR;
   }
-  return prim_enter(vm, thread, by_prelude ? vm->prelude_atomically : vm->atomically_closure, args);
+  PrimResult result = prim_enter(vm, thread, by_prelude ? vm->prelude_atomically : vm->atomically_closure, args);
+  if (result == PRIM_NEXT) { /* TX_BEGIN's work, done here: the frame starts after it */
+    stm_begin(vm, thread);
+    thread->frames[thread->frame_count - 1].ip++;
+  }
+  return result;
 }
 
 PrimResult prim_retry(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
@@ -116,9 +121,16 @@ PrimResult op_tx_begin(VM *vm, ObjThread *thread, CallFrame *frame) {
   return PRIM_NEXT;
 }
 
-/* The writes stand; push the traceTVar calls they make due. */
+/* The writes stand; push the traceTVar calls they make due. With none due
+ * (the common case), TX_TRACE's work is done here: skip to the RETURN and
+ * yield. */
 PrimResult op_tx_commit(VM *vm, ObjThread *thread, CallFrame *frame) {
   Value traces = stm_traced_writes(vm, thread);
+  if (IS_NIL(traces)) {
+    stm_commit(vm, thread, frame->closure->proto->prelude);
+    frame->ip += 4; /* over TX_TRACE, CALL 2, TX_TRACED */
+    return sched_yield_thread(vm, thread) ? PRIM_SWITCH : PRIM_NEXT;
+  }
   *thread->sp++ = traces;
   stm_commit(vm, thread, frame->closure->proto->prelude);
   return PRIM_NEXT;

@@ -1,11 +1,14 @@
-/* Primitives of time and threads: delay, say, fork, now, myThreadId,
- * labelThread, kill, throwTo, yield, timeout, random and randomFloat (see
- * prim.h). */
+/* Primitives of time and threads: delay, say, fork, forkAsync, now,
+ * myThreadId, labelThread, kill, throwTo, yield, timeout, random and
+ * randomFloat, and the instructions of the timeout and forkAsync
+ * prototypes (see prim.h). */
 #include <inttypes.h>
+#include <string.h>
 
 #include "prim.h"
 #include "random.h"
 #include "sched.h"
+#include "stm.h"
 
 PrimResult prim_delay(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   (void)by_prelude;
@@ -53,19 +56,152 @@ PrimResult prim_say(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   return prim_return_at_point(vm, thread, args, UNIT_VAL, NULL, false);
 }
 
-PrimResult prim_fork(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
-  (void)by_prelude;
+/* fork's work: a new thread running `action` (rooted by the caller), in
+ * `thread`'s masking state, queued, its fork event traced; NULL when
+ * --max-threads stops the run (reported, halt_status set: PRIM_STOP). */
+static ObjThread *fork_child(VM *vm, ObjThread *thread, Value action) {
   if (vm->config.max_threads && vm->live_threads >= vm->config.max_threads) {
     vm_report(vm, "simvm: thread limit reached: %d threads alive (--max-threads)\n", vm->live_threads);
     vm->halt_status = SIM_LIMIT;
-    return PRIM_STOP;
+    return NULL;
   }
-  ObjThread *child = thread_new(vm, thread, args[0]);
+  ObjThread *child = thread_new(vm, thread, action);
   vm->stats.forks++;
   child->mask = thread->mask; /* as forkIO: the child starts in the parent's masking state */
   sched_enqueue(vm, child);
   vm_event(vm, .kind = EV_FORK, .thread = thread, .other = child);
+  return child;
+}
+
+PrimResult prim_fork(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  (void)by_prelude;
+  ObjThread *child = fork_child(vm, thread, args[0]);
+  if (!child) return PRIM_STOP;
   return prim_return_at_point(vm, thread, args, OBJ_VAL(child), NULL, false);
+}
+
+/* ---- forkAsync: an async, made and run in the VM's own prototypes. Each
+ * step does what the prelude's code did (withMaskingState, atomically,
+ * fork, labelTVar, catch), with the same events and scheduling points, and
+ * builds no action, closure or string on the way. ---- */
+
+/* forkAsync's slots: the arguments, then what the steps push. */
+enum { ASYNC_OUTER, ASYNC_ACT, ASYNC_SAVED_MASK, ASYNC_VAR_SLOT, ASYNC_THREAD };
+
+/* forkAsync(outer, act): the making runs masked, as
+ * withMaskingState(maskedState(state), ...) would: slot 2 keeps the state
+ * to restore. */
+PrimResult prim_fork_async(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  PrimResult result = prim_enter(vm, thread, by_prelude ? vm->prelude_async : vm->async_closure, args);
+  if (result == PRIM_NEXT) {
+    *thread->sp++ = INT_VAL(thread->mask);
+    prim_set_mask(vm, thread, thread->mask == MASK_NONE ? MASK_INTERRUPTIBLE : thread->mask, by_prelude);
+  }
+  return result;
+}
+
+/* atomically(newTVar(none)) as the prelude ran it, with the label its bind
+ * gave (`var`): the transaction commits, writing nothing, and the commit
+ * yields. */
+PrimResult op_async_var(VM *vm, ObjThread *thread, CallFrame *frame) {
+  stm_begin(vm, thread);
+  ObjTVar *var = obj_tvar(vm, NONE_VAL);
+  var->label = vm->async_names[ASYNC_NAME_VAR];
+  *thread->sp++ = OBJ_VAL(var);
+  stm_commit(vm, thread, frame->closure->proto->prelude);
+  return sched_yield_thread(vm, thread) ? PRIM_SWITCH : PRIM_NEXT;
+}
+
+/* fork(asyncThread(outer, act, var)): the thread runs the suspended call
+ * of the VM's asyncThread prototype; the fork is a scheduling point. */
+PrimResult op_async_fork(VM *vm, ObjThread *thread, CallFrame *frame) {
+  Value *slots = frame->slots; /* they keep the call's values rooted while it is made */
+  Value call[4] = {OBJ_VAL(vm->async_thread_closure), slots[ASYNC_OUTER], slots[ASYNC_ACT], slots[ASYNC_VAR_SLOT]};
+  ObjAction *body = obj_action(vm, ACTION_CALL, 4, call);
+  *thread->sp++ = OBJ_VAL(body); /* rooted while the thread is made */
+  ObjThread *child = fork_child(vm, thread, OBJ_VAL(body));
+  if (!child) return PRIM_STOP;
+  thread->sp[-1] = OBJ_VAL(child);
+  return vm->explore && explore_point(vm, thread, NULL, false) ? PRIM_SWITCH : PRIM_NEXT;
+}
+
+/* A record of two fields named by async_names. */
+static ObjRecord *async_record(VM *vm, int first, Value a, int second, Value b) {
+  ObjRecord *record = obj_record(vm, 2);
+  record->fields[0] = (Field){vm->async_names[first], a};
+  record->fields[1] = (Field){vm->async_names[second], b};
+  return record;
+}
+
+/* labelTVar(var, "async " ++ show(t)), then #{thread: t, result: var}, and
+ * the masking state restored: an exception that waited for the thread to
+ * unmask is raised now, as withMaskingState's end raises it. */
+PrimResult op_async_done(VM *vm, ObjThread *thread, CallFrame *frame) {
+  Value var = frame->slots[ASYNC_VAR_SLOT], child = frame->slots[ASYNC_THREAD];
+  char small[32];
+  Buffer name;
+  buf_init_local(&name, small, sizeof small);
+  buf_append(&name, "async ", 6);
+  thread_id(&name, AS_THREAD(child));
+  ObjString *label = obj_string_new(vm, (int)name.length);
+  memcpy(label->chars, name.data, name.length);
+  buf_free(&name);
+  AS_TVAR(var)->label = label; /* rooted by the TVar from here */
+  ObjRecord *record = async_record(vm, ASYNC_NAME_THREAD, child, ASYNC_NAME_RESULT, var);
+  *thread->sp++ = OBJ_VAL(record);
+  prim_set_mask(vm, thread, (MaskState)AS_INT(frame->slots[ASYNC_SAVED_MASK]), frame->closure->proto->prelude);
+  if (thread->mask == MASK_NONE && thread->pending_count) {
+    *thread->sp++ = sched_take_pending(vm, thread);
+    return PRIM_RAISE;
+  }
+  return PRIM_NEXT;
+}
+
+/* The async's thread (vm.c's make_async_thread): slots 1 to 3 hold outer,
+ * act and the TVar; what act returned (or the exception it raised) is on
+ * top. The outcome records are try's. */
+enum { THREAD_VAR = 3 };
+PrimResult op_async_ok(VM *vm, ObjThread *thread, CallFrame *frame) {
+  (void)frame;
+  ObjRecord *record = async_record(vm, ASYNC_NAME_OK, BOOL_VAL(true), ASYNC_NAME_VALUE, thread->sp[-1]);
+  thread->sp[-1] = OBJ_VAL(record);
+  return PRIM_NEXT;
+}
+
+/* The handler's part of tryFailed(e): push return(#{ok: false, exception: e})
+ * for the withMaskingState that follows. Below it: e, then the masking
+ * state CATCH_HANDLER pushed. */
+PrimResult op_async_failed(VM *vm, ObjThread *thread, CallFrame *frame) {
+  ObjRecord *record = async_record(vm, ASYNC_NAME_OK, BOOL_VAL(false), ASYNC_NAME_EXCEPTION, thread->sp[-2]);
+  *thread->sp++ = OBJ_VAL(record); /* rooted while the action is made */
+  ObjAction *action = obj_action(vm, BUILTIN_pure, 1, thread->sp - 1);
+  action->prelude = frame->closure->proto->prelude;
+  thread->sp[-1] = OBJ_VAL(action);
+  return PRIM_NEXT;
+}
+
+/* atomically(writeTVar(var, some(outcome))) as the prelude ran it: the
+ * commit wakes the waiters, then yields. A TVar with a traceTVar function
+ * (its calls run as VM code) or an exception pending (the transaction's
+ * bind would look at it) takes that way itself: the action, and
+ * atomically's prototype. */
+PrimResult op_async_write(VM *vm, ObjThread *thread, CallFrame *frame) {
+  ObjTVar *var = AS_TVAR(frame->slots[THREAD_VAR]);
+  ObjSome *outcome = obj_some(vm, thread->sp[-1]);
+  thread->sp[-1] = OBJ_VAL(outcome);
+  bool internal = frame->closure->proto->prelude;
+  if (!IS_UNIT(var->trace_fn) || thread->pending_count) {
+    Value write[2] = {OBJ_VAL(var), OBJ_VAL(outcome)}; /* both rooted: the TVar in its slot, the outcome on top */
+    ObjAction *action = obj_action(vm, BUILTIN_writeTVar, 2, write);
+    action->prelude = internal;
+    thread->sp[-1] = OBJ_VAL(action);
+    return prim_atomically(vm, thread, thread->sp - 1, internal);
+  }
+  stm_begin(vm, thread);
+  stm_write(vm, var, OBJ_VAL(outcome));
+  thread->sp[-1] = UNIT_VAL;
+  stm_commit(vm, thread, internal);
+  return sched_yield_thread(vm, thread) ? PRIM_SWITCH : PRIM_NEXT;
 }
 
 /* random(n): an int in [0, n) from the thread's own stream (vm/random.h),

@@ -84,6 +84,9 @@ typedef struct {
   int line;
 } GlobalInfo;
 
+/* The names forkAsync's records and label use (vm->async_names). */
+enum { ASYNC_NAME_THREAD, ASYNC_NAME_RESULT, ASYNC_NAME_VAR, ASYNC_NAME_OK, ASYNC_NAME_VALUE, ASYNC_NAME_EXCEPTION, ASYNC_NAMES };
+
 struct VM {
   VMConfig config;
 
@@ -128,6 +131,10 @@ struct VM {
   ObjClosure *prelude_mask;     /* code: their events are internal (their protos  */
   ObjClosure *prelude_atomically; /* are marked `prelude`: their events are internal) */
   ObjClosure *or_else_closure;  /* the body of orElse(a, b)                      */
+  ObjClosure *async_closure;    /* the body of forkAsync(outer, act) ...          */
+  ObjClosure *prelude_async;    /* ... and the same for the prelude's async       */
+  ObjClosure *async_thread_closure; /* an async's thread: asyncThread(outer, act, var) */
+  ObjString *async_names[ASYNC_NAMES]; /* the names forkAsync gives, made once    */
   ObjClosure *resume_closure;   /* heap continuations: [BIND, RESUME] stands for a heap continuation */
   ObjException *retry_signal;   /* raised by retry(), caught by orElse/atomically */
   ObjException *thread_killed;  /* the ThreadKilled exception value               */

@@ -10,6 +10,18 @@
 
 static void start_pooled(VM *vm, ObjThread *thread);
 
+/* Whether a thread running `action` would leave its inline stacks at its
+ * first bind: a block, or a suspended call's function, deeper than the
+ * inline values left above its slots (an async's body, not `delay(d) >>
+ * say(s)`). Such a thread starts on pooled stacks, as main does, with
+ * nothing to copy or fix up. */
+static bool outgrows_inline(Value action) {
+  if (IS_BLOCK_CLOSURE(action)) return 1 + AS_CLOSURE(action)->proto->max_slots > THREAD_INLINE_STACK;
+  if (!IS_SUSPENDED_CALL(action)) return false;
+  const ObjAction *call = AS_ACTION(action); /* its slots: the callee and the arguments */
+  return call->argc + AS_CLOSURE(call->args[0])->proto->max_slots > THREAD_INLINE_STACK;
+}
+
 ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   /* a fork's action is its argument, on the parent's stack: the collector
    * sees it there (main's is rooted here) */
@@ -25,7 +37,7 @@ ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   thread->sp = thread->stack;
   thread->frame_capacity = THREAD_INLINE_FRAMES;
   thread->frames = thread->inline_frames;
-  if (!parent) start_pooled(vm, thread); /* main runs the program: it needs more */
+  if (!parent || outgrows_inline(action)) start_pooled(vm, thread); /* main runs the program: it needs more */
   thread->state = THREAD_RUNNABLE;
   thread->blocked_on = BLOCKED_NONE;
   thread->delay_timer.set = false;
@@ -252,9 +264,23 @@ void thread_free(VM *vm, ObjThread *thread) {
   thread_drop_wait_set(thread);
 }
 
+/* Append one number of an id, after a dot unless it is the first. By hand,
+ * not printf: every trace line and async label formats ids. */
+static void append_id_number(Buffer *out, int number, bool first) {
+  char digits[16], *d = digits + sizeof digits;
+  unsigned n = (unsigned)number;
+  do *--d = (char)('0' + n % 10); while (n /= 10);
+  if (!first) *--d = '.';
+  buf_append(out, d, (size_t)(digits + sizeof digits - d));
+}
+
 void thread_id(Buffer *out, const ObjThread *thread) {
   if (!thread->parent) {
     buf_append(out, "main", 4);
+    return;
+  }
+  if (!thread->parent->parent) { /* a child of main, as most threads are */
+    append_id_number(out, thread->child_number, true);
     return;
   }
   /* the numbers from the root down: walk up, then print in reverse */
@@ -264,14 +290,7 @@ void thread_id(Buffer *out, const ObjThread *thread) {
   int *numbers = depth <= 32 ? small : xrealloc(NULL, (size_t)depth * sizeof(int));
   int i = depth;
   for (const ObjThread *t = thread; t->parent; t = t->parent) numbers[--i] = t->child_number;
-  for (i = 0; i < depth; i++) {
-    /* by hand, not printf: every trace line and async label formats ids */
-    char digits[16], *d = digits + sizeof digits;
-    unsigned n = (unsigned)numbers[i];
-    do *--d = (char)('0' + n % 10); while (n /= 10);
-    if (i) *--d = '.';
-    buf_append(out, d, (size_t)(digits + sizeof digits - d));
-  }
+  for (i = 0; i < depth; i++) append_id_number(out, numbers[i], i == 0);
   if (numbers != small) free(numbers);
 }
 

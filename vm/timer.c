@@ -2,23 +2,37 @@
 #include "timer.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "../base/alloc.h"
 
 #define ARITY TIMER_HEAP_ARITY
 
 void timer_heap_init(TimerHeap *heap) {
-  heap->items = NULL;
+  heap->items = heap->base = NULL;
   heap->count = heap->stale = heap->capacity = 0;
+  heap->sorted = true;
 }
 
 void timer_heap_free(TimerHeap *heap) {
-  free(heap->items);
+  free(heap->base);
   timer_heap_init(heap);
 }
 
-void timer_heap_clear(TimerHeap *heap) { heap->count = heap->stale = 0; }
+/* Move the entries back to the start of the allocation. */
+static void to_base(TimerHeap *heap) {
+  if (heap->items == heap->base) return;
+  memmove(heap->base, heap->items, (size_t)heap->count * sizeof *heap->items);
+  heap->capacity += (int)(heap->items - heap->base);
+  heap->items = heap->base;
+}
 
+/* No entry left: the array starts again at its allocation, in order. */
+static void emptied(TimerHeap *heap) {
+  heap->capacity += (int)(heap->items - heap->base);
+  heap->items = heap->base;
+  heap->sorted = true;
+}
 
 static void sift_up(TimerEntry *items, int index) {
   TimerEntry entry = items[index];
@@ -46,31 +60,46 @@ static void sift_down(TimerEntry *items, int count, int index) {
   items[index] = entry;
 }
 
-/* Keep only live entries and restore the heap order, in O(n). */
+/* Keep only live entries and restore the heap order, in O(n) (a sorted
+ * array stays sorted: the entries kept keep their order). */
 void timer_heap_rebuild(TimerHeap *heap) {
   int kept = 0;
   for (int i = 0; i < heap->count; i++)
     if (timer_entry_live(&heap->items[i])) heap->items[kept++] = heap->items[i];
   heap->count = kept;
   heap->stale = 0;
+  if (heap->sorted) return;
   for (int i = (kept - 2) / ARITY; i >= 0; i--) sift_down(heap->items, kept, i);
 }
 
 void timer_heap_make_room(TimerHeap *heap) {
   if (heap->stale > heap->count / 2 && heap->count >= TIMER_HEAP_REBUILD_AT) {
     timer_heap_rebuild(heap);
+  } else if (heap->items != heap->base && heap->items - heap->base >= heap->count) {
+    to_base(heap); /* the taken entries left room enough: at least doubled */
   } else {
+    to_base(heap);
     heap->capacity = heap->capacity ? heap->capacity * 2 : 16;
-    heap->items = xrealloc(heap->items, (size_t)heap->capacity * sizeof *heap->items);
+    heap->items = heap->base = xrealloc(heap->base, (size_t)heap->capacity * sizeof *heap->items);
   }
 }
 
-void timer_heap_sift_up(TimerHeap *heap, int index) { sift_up(heap->items, index); }
+void timer_heap_add_unordered(TimerHeap *heap, int index) {
+  heap->sorted = false;
+  sift_up(heap->items, index); /* it stops at once if the parent is earlier */
+}
 
 /* Take the top entry out. */
 static void drop_top(TimerHeap *heap) {
-  heap->items[0] = heap->items[--heap->count];
-  if (heap->count > 1) sift_down(heap->items, heap->count, 0);
+  if (--heap->count == 0) {
+    emptied(heap);
+  } else if (heap->sorted) { /* the next is the new top */
+    heap->items++;
+    heap->capacity--;
+  } else {
+    heap->items[0] = heap->items[heap->count];
+    if (heap->count > 1) sift_down(heap->items, heap->count, 0);
+  }
 }
 
 Timer *timer_heap_peek_stale(TimerHeap *heap) {

@@ -10,7 +10,13 @@
  * the top, or when stale entries outnumber live ones and the heap is rebuilt
  * (so cancelling costs O(1) amortised and the heap stays within twice the
  * live timers). A stale entry still points at its owner, so the collector
- * keeps the owner alive until the entry goes (vm/memory.c marks them all). */
+ * keeps the owner alive until the entry goes (vm/memory.c marks them all).
+ *
+ * Timers most often come in the order they fire (equal delays, set one
+ * after another: fifty asyncs' delay(1us)). While every entry was added
+ * after all the earlier ones, the array is sorted, a heap that needs no
+ * sifting: taking the top is then moving the array's start on by one. The
+ * first entry added out of order ends that until the heap is empty. */
 #ifndef SIMVM_TIMER_H
 #define SIMVM_TIMER_H
 
@@ -43,10 +49,13 @@ typedef struct {
 } TimerEntry;
 
 typedef struct {
-  TimerEntry *items;
-  int count;        /* entries, stale ones included          */
+  TimerEntry *items;  /* the heap: items[0] is the top          */
+  TimerEntry *base;   /* the allocation: items, or before it once the
+                         sorted array's first entries were taken */
+  int count;          /* entries, stale ones included          */
   int stale;
-  int capacity;
+  int capacity;       /* entries from items on                 */
+  bool sorted;        /* items[0 .. count) is in order         */
 } TimerHeap;
 
 void timer_heap_init(TimerHeap *heap);
@@ -54,7 +63,12 @@ void timer_heap_free(TimerHeap *heap);
 /* Forget every entry (the run is over). The timers are not touched, so
  * they must not be used with this heap again: they belong to the finished
  * run's objects, about to be freed. */
-void timer_heap_clear(TimerHeap *heap);
+static inline void timer_heap_clear(TimerHeap *heap) {
+  heap->count = heap->stale = 0;
+  heap->capacity += (int)(heap->items - heap->base);
+  heap->items = heap->base;
+  heap->sorted = true;
+}
 /* Children per node of the heap (vm/timer.c). */
 #define TIMER_HEAP_ARITY 4
 /* Only heaps of at least this many entries are rebuilt to drop stale ones. */
@@ -74,10 +88,11 @@ static inline void timer_heap_remove(TimerHeap *heap, Timer *timer) {
   if (heap->count >= TIMER_HEAP_REBUILD_AT && heap->stale > heap->count / 2) timer_heap_rebuild(heap);
 }
 /* timer_heap_insert's ways out of line: room for one more entry (a bigger
- * array, or the stale entries dropped), and moving entry `index` up to its
- * place. */
+ * array, or the stale entries dropped), ... */
 void timer_heap_make_room(TimerHeap *heap);
-void timer_heap_sift_up(TimerHeap *heap, int index);
+/* Entry `index`, just added, is earlier than the entry it was compared
+ * with: the array is no longer sorted; move the entry up to its place. */
+void timer_heap_add_unordered(TimerHeap *heap, int index);
 /* Queue `timer` to fire at `when`, with sequence `seq` (a set timer is
  * moved: its old entry goes stale). Inline: every delay and timeout sets
  * one, most often later than the rest, so that nothing moves. */
@@ -89,8 +104,10 @@ static inline void timer_heap_insert(TimerHeap *heap, Timer *timer, int64_t when
   timer->set = true;
   int index = heap->count++;
   heap->items[index] = (TimerEntry){when, seq, timer};
-  if (index > 0 && timer_entry_earlier(&heap->items[index], &heap->items[(index - 1) / TIMER_HEAP_ARITY]))
-    timer_heap_sift_up(heap, index);
+  /* one comparison either way: with the last entry while sorted, else with the parent */
+  if (index > 0 && timer_entry_earlier(&heap->items[index],
+                                       &heap->items[heap->sorted ? index - 1 : (index - 1) / TIMER_HEAP_ARITY]))
+    timer_heap_add_unordered(heap, index);
 }
 /* Whether an entry still stands for its timer. */
 static inline bool timer_entry_live(const TimerEntry *entry) {

@@ -112,19 +112,22 @@ static ObjClosure *make_catch(VM *vm) {
 }
 
 /* withMaskingState(state, act): slot 0 the state (an int), slot 1 the
- * action, slot 2 the state to restore. */
+ * action, slot 2 the state to restore, which prim_with_mask pushes as it
+ * sets the state and enters. */
 static ObjClosure *make_mask(VM *vm) {
   int at[LABEL_COUNT];
   return ASSEMBLE(vm, "withMaskingState", 5, 3, at,
-                  OP(MASK_PUSH), OP1(GET_LOCAL, 1), OP(BIND), OP(MASK_POP), OP(RETURN),
+                  OP1(GET_LOCAL, 1), OP(BIND), OP(MASK_POP), OP(RETURN),
                   HANDLER, OP(MASK_UNWIND));
 }
 
 /* atomically(stm): slot 0 the transaction, slot 1 its result, slot 2 the
  * traceTVar calls due after the commit, each made by TX_TRACE (slot 3 the
  * TVar, then f, old, new) and CALL, and traced by TX_TRACED, which loops
- * back; then the thread yields and RETURNs. The handler sees the exception
- * in slot 1. */
+ * back; then the thread yields and RETURNs (TX_COMMIT does both when no
+ * call is due). prim_atomically starts the transaction and the frame after
+ * TX_BEGIN, which starts it again when a retry is woken. The handler sees
+ * the exception in slot 1. */
 static ObjClosure *make_atomically(VM *vm) {
   int at[LABEL_COUNT];
   ObjClosure *closure = ASSEMBLE(vm, "atomically", 8, 1, at,
@@ -149,6 +152,39 @@ static ObjClosure *make_or_else(VM *vm) {
   return ASSEMBLE(vm, "orElse", 6, 3, at,
                   OP(TX_MARK), OP1(GET_LOCAL, 0), OP(BIND), OP(RETURN),
                   HANDLER, OP(OR_ELSE_CATCH), OP1(GET_LOCAL, 1), OP(BIND), OP(RETURN));
+}
+
+/* forkAsync(outer, act): slots 0 and 1 hold them, slot 2 the masking
+ * state to restore (prim_fork_async pushes it as it masks), slot 3 the
+ * result TVar, slot 4 the thread running asyncThread(outer, act, TVar).
+ * Each step ends where the prelude's code had a scheduling point: the
+ * commit's yield, the fork. */
+static ObjClosure *make_async(VM *vm) {
+  int at[LABEL_COUNT];
+  return ASSEMBLE(vm, "forkAsync", 7, 0, at, OP(ASYNC_VAR), OP(ASYNC_FORK), OP(ASYNC_DONE), OP(RETURN));
+}
+
+/* An async's thread, as the prelude wrote it:
+ *   r <- catch({ x <- withMaskingState(outer, act); return #{ok: true, value: x} }, tryFailed)
+ *   atomically(writeTVar(var, some(r)))
+ * Slots 1 to 3 hold outer, act and var. The handler, catch's own (from
+ * slot 4, the exception), runs tryFailed(e) under withMaskingState as
+ * catch runs a handler, then goes on to the write, which no handler
+ * covers. */
+static ObjClosure *make_async_thread(VM *vm) {
+  int at[LABEL_COUNT];
+  ObjClosure *closure = ASSEMBLE(vm, "asyncThread", 8, 4, at,
+                                 OP1(GET_LOCAL, 1), OP1(GET_LOCAL, 2), OP1(PRIM, BUILTIN_withMaskingState),
+                                 OP(ASYNC_OK), OP1(JUMP, 4),
+                                 HANDLER, OP(CATCH_HANDLER), OP(ASYNC_FAILED), OP1(PRIM, BUILTIN_withMaskingState),
+                                 LABEL(L_DONE), OP(ASYNC_WRITE), OP(RETURN));
+  if (at[L_DONE] - at[L_HANDLER] != 4) { /* JUMP's distance, from past it to the write */
+    fprintf(stderr, "simvm: internal error: asyncThread's handler is %d bytes, the JUMP skips 4\n",
+            at[L_DONE] - at[L_HANDLER]);
+    abort();
+  }
+  closure->proto->prelude = true; /* the prelude's code it stands for: its events are internal */
+  return closure;
 }
 
 /* Heap continuations (--continuations=heap, -O0): slot 0 holds the continuation; the bound action
@@ -252,6 +288,12 @@ VM *vm_create(const VMConfig *config) {
   vm->prelude_atomically = make_atomically(vm);
   vm->prelude_catch->proto->prelude = vm->prelude_mask->proto->prelude = vm->prelude_atomically->proto->prelude = true;
   vm->or_else_closure = make_or_else(vm);
+  vm->async_closure = make_async(vm);
+  vm->prelude_async = make_async(vm);
+  vm->prelude_async->proto->prelude = true;
+  vm->async_thread_closure = make_async_thread(vm);
+  static const char *const async_names[ASYNC_NAMES] = {"thread", "result", "var", "ok", "value", "exception"};
+  for (int i = 0; i < ASYNC_NAMES; i++) vm->async_names[i] = obj_cstring(vm, async_names[i]);
   vm->resume_closure = make_resume(vm);
   vm->retry_signal = obj_exception(vm, EXC_RETRY, NULL);
   vm->thread_killed = obj_exception(vm, EXC_KILLED, NULL);
@@ -330,7 +372,7 @@ static Value main_action(VM *vm, int index) {
 }
 
 /* Empty the scheduler: the threads, timers and run queue a run left. */
-static void reset_scheduler(VM *vm) {
+static inline void reset_scheduler(VM *vm) {
   events_stop(vm); /* the run's sinks see nothing of its end */
   while (vm->live) thread_release(vm, vm->live);
   timer_heap_clear(&vm->timers);

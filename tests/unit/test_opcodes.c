@@ -107,7 +107,7 @@ static void test_flags(void **state) {
   /* the opcodes of the VM's own prototypes, or that the VM puts in compiled
    * code itself (CALL_BIND_HEAP, the superinstructions), never in bytecode
    * files */
-  const OpCode vm_only[] = {OP_THREAD_EXIT, OP_TIMEOUT_ARM, OP_TIMEOUT_CATCH, OP_CATCH_HANDLER, OP_MASK_PUSH,
+  const OpCode vm_only[] = {OP_THREAD_EXIT, OP_TIMEOUT_ARM, OP_TIMEOUT_CATCH, OP_CATCH_HANDLER, OP_MASK_POP,
                             OP_TX_BEGIN,    OP_TX_ABORT,    OP_OR_ELSE_CATCH, OP_RESUME, OP_CALL_BIND_HEAP,
                             OP_LOCAL_IS_EMPTY, OP_LOCAL_HEAD, OP_LOCAL_TAIL, OP_LOCAL_CONS,
                             OP_LOCAL_ADDI,  OP_LOCAL_SUBI,  OP_LOCAL_LTI,     OP_LOCAL_LEI};

@@ -136,6 +136,37 @@ static void test_same_time_insertion_order(void **state) {
   timer_heap_free(&heap);
 }
 
+/* Timers set in firing order are taken off the front of the sorted array;
+ * one set out of order, after some were taken, turns it back into a heap,
+ * and one set once it is empty starts a sorted array again. */
+static void test_sorted_then_out_of_order(void **state) {
+  (void)state;
+  enum { N = 40 };
+  Timer timers[N], early, late;
+  TimerHeap heap;
+  timer_heap_init(&heap);
+  for (int i = 0; i < N; i++) {
+    timer_init(&timers[i]);
+    timer_heap_insert(&heap, &timers[i], 100 + i / 4, (uint64_t)i);
+  }
+  for (int i = 0; i < 5; i++) assert_ptr_equal(timer_heap_pop(&heap), &timers[i]);
+  timer_heap_remove(&heap, &timers[7]);
+  timer_init(&early);
+  timer_heap_insert(&heap, &early, 101, 1000); /* after timers 4..7, before 8.. */
+  assert_heap_valid(&heap);
+  for (int i = 5; i < 7; i++) assert_ptr_equal(timer_heap_pop(&heap), &timers[i]);
+  assert_ptr_equal(timer_heap_pop(&heap), &early);
+  for (int i = 8; i < N; i++) {
+    assert_ptr_equal(timer_heap_pop(&heap), &timers[i]);
+    assert_heap_valid(&heap);
+  }
+  assert_null(timer_heap_pop(&heap));
+  timer_init(&late);
+  timer_heap_insert(&heap, &late, 500, 2000);
+  assert_ptr_equal(timer_heap_pop(&heap), &late);
+  timer_heap_free(&heap);
+}
+
 static void test_remove_from_middle(void **state) {
   (void)state;
   enum { N = 15 };
@@ -369,6 +400,7 @@ int main(void) {
       cmocka_unit_test(test_orders_by_time),
       cmocka_unit_test(test_same_time_fifo_by_seq),
       cmocka_unit_test(test_same_time_insertion_order),
+      cmocka_unit_test(test_sorted_then_out_of_order),
       cmocka_unit_test(test_remove_from_middle),
       cmocka_unit_test(test_remove_root),
       cmocka_unit_test(test_pop_until_empty),

@@ -522,8 +522,16 @@ static void test_own_prototypes(void **state) {
     for (int at = 0; at < proto->handler; at += opcode_size(proto->chunk.code[at])) last = at;
     assert_int_equal(proto->chunk.code[last], OP_RETURN);
   }
+  /* an async's thread: its body jumps over catch's handler to the write,
+   * which no handler covers */
+  const ObjProto *async_thread = vm->async_thread_closure->proto;
+  assert_int_equal(async_thread->chunk.code[async_thread->handler], OP_CATCH_HANDLER);
+  const uint8_t *jump = async_thread->chunk.code + async_thread->handler - 3;
+  assert_int_equal(jump[0], OP_JUMP);
+  assert_int_equal(jump[3 + opcode_operand(jump)], OP_ASYNC_WRITE);
   assert_int_equal(vm->entry_closure->proto->handler, -1);
   assert_int_equal(vm->resume_closure->proto->handler, -1);
+  assert_int_equal(vm->async_closure->proto->handler, -1);
   Buffer out;
   buf_init(&out);
   debug_list_proto(&out, vm->timeout_closure->proto, NULL);
