@@ -32,7 +32,7 @@ set -u
 ab_only=false
 if [ "${1:-}" = --ab ]; then ab_only=true; shift; fi
 simvm=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-build=${BENCH_BUILD:-$(dirname "$simvm")} # where peakrss is and bench-latest.json goes
+build=$(cd "${BENCH_BUILD:-$(dirname "$simvm")}" && pwd) # where peakrss is and bench-latest.json goes
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${2:-$root/bench/RESULTS.md}
 baseline=$root/bench/baseline.json
@@ -237,9 +237,14 @@ if [ -x "$peakrss" ]; then
   rss() { (cd "$root/bench" && "$peakrss" "$simvm" -q seed/forkIO.sim "$1" 2>&1 >/dev/null | sed -n 's/^peak_rss_kb \([0-9]*\) .*/\1/p'); }
   small=$(rss 1000)
   big=$(rss 1000000)
+  if [ -z "$small" ] || [ -z "$big" ]; then
+    echo "FAILED: $peakrss measured no peak RSS of seed/forkIO.sim" >&2
+    failed=1
+    small=0 big=0
+  fi
   per=$(awk -v a="$small" -v b="$big" 'BEGIN { printf "%.0f", (b - a) * 1024 / 999000 }')
   mb=$(awk -v b="$big" 'BEGIN { printf "%.0f", b / 1024 }')
-  met=$(awk -v mb="$mb" -v p="$per" 'BEGIN { print (mb < 600 && p <= 512) ? "yes" : "**no**" }')
+  met=$(awk -v b="$big" -v mb="$mb" -v p="$per" 'BEGIN { print (b > 0 && mb < 600 && p <= 512) ? "yes" : "**no**" }')
   idle="| forkIO, 1,000,000 threads parked in delay | $mb MB | $per | < 600 MB, ≤ 512 B per thread | $met |"
   figure["idle threads MB"]=$mb
   echo "  peak RSS $mb MB, $per bytes per thread: $met"

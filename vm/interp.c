@@ -241,7 +241,9 @@ SimStatus INTERP_LOOP(VM *vm) {
   } while (0)
 /* Push an action's unit result. When a POP follows (a statement), the
  * plain loop runs it at once: nothing pushed and popped, no dispatch. The
- * POP still counts as an instruction, as CONDITION's jump does. */
+ * POP still counts as an instruction, as CONDITION's jump does. Only where
+ * the thread goes on at once: a POP after a switch may never run (the
+ * thread killed while it waits), and the profiled loop would not count it. */
 #define PUSH_UNIT_RESULT()                   \
   do {                                       \
     if (FUSE_POP && *ip == OP_POP) {         \
@@ -989,7 +991,6 @@ next_thread:
       PUSH(DURATION_VAL(delay_ns));
       goto delay;
     }
-    PUSH_UNIT_RESULT();
     goto delay_plain;
   CASE(DELAY):
   delay: {
@@ -1005,10 +1006,15 @@ next_thread:
     }
     delay_ns = AS_DURATION(d);
     sp--;
-    PUSH_UNIT_RESULT();
   }
-  delay_plain:
-    if (sched_delay_alone(vm, delay_ns)) DISPATCH(); /* nothing runs before it wakes */
+  delay_plain: /* the argument is off the stack: the unit result goes on here */
+    if (sched_delay_alone(vm, delay_ns)) { /* nothing runs before it wakes */
+      PUSH_UNIT_RESULT(); /* the delay is over: a POP after it runs now */
+      DISPATCH();
+    }
+    /* not fused: a POP after it runs when the thread wakes, unless it is
+     * killed first (the profiled loop would never count that POP) */
+    PUSH(UNIT_VAL);
     vm->stats.events++; /* its delay event, which no sink wants */
     STORE_FRAME();
     sched_delay(vm, thread, delay_ns);
@@ -1018,8 +1024,12 @@ next_thread:
     Value what = CONSTANT(READ_U16());
     if (__builtin_expect(!vm->config.write_say && !vm->sink_count && !thread->in_transaction, 1)) {
       vm->stats.events++; /* nothing is printed: nothing is shown */
+      if (__builtin_expect(vm->explore != NULL, 0)) { /* a switch here: a POP after it may never run */
+        PUSH(UNIT_VAL);
+        EXPLORE_POINT(NULL, false);
+        DISPATCH();
+      }
       PUSH_UNIT_RESULT();
-      EXPLORE_POINT(NULL, false);
       DISPATCH();
     }
     PUSH(what);

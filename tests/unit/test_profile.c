@@ -247,6 +247,26 @@ static void test_fused_pops_count_the_same(void **state) {
   unit_vm_free(profiled);
 }
 
+/* A delay statement that does not end where it starts (another thread
+ * runs, or the sleeper is killed or timed out) leaves its POP to run when
+ * the thread wakes, in both loops: a killed sleeper's POP never runs, and
+ * neither loop counts it. */
+static void test_pops_after_interrupted_delays_count_the_same(void **state) {
+  (void)state;
+  static const char *source =
+      "fn sleeper(d) { delay(d); say(\"late\") }\n"
+      "main = { ts <- replicateM(5, fork(sleeper(2us))); delay(1us); forM_(ts, kill);\n"
+      "  r <- timeout(1us, { delay(2us); say(\"late\") }); say(r) }\n";
+  UnitVM *quiet = unit_vm_new(), *profiled = profiled_vm(1);
+  quiet->vm->config.write_say = NULL;
+  assert_int_equal(unit_load(quiet, source), SIM_OK);
+  assert_int_equal(vm_run(quiet->vm), SIM_OK);
+  assert_runs_with_output(profiled, source, "none\n");
+  assert_int_equal(vm_steps(quiet->vm), vm_steps(profiled->vm));
+  unit_vm_free(quiet);
+  unit_vm_free(profiled);
+}
+
 /* An action builtin called as a statement through a value (f(x), f = say)
  * runs without its action value in both loops: the BIND it skips is still
  * an instruction, counted and profiled, and both loops allocate the same. */
@@ -469,6 +489,7 @@ int main(void) {
       cmocka_unit_test(test_fused_branches_count_the_same),
       cmocka_unit_test(test_fused_builtin_binds_count_the_same),
       cmocka_unit_test(test_fused_pops_count_the_same),
+      cmocka_unit_test(test_pops_after_interrupted_delays_count_the_same),
       cmocka_unit_test(test_folded_stacks),
       cmocka_unit_test(test_text_report),
       cmocka_unit_test(test_profile_keeps_its_prototypes),
