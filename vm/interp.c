@@ -1059,7 +1059,7 @@ next_thread:
     /* the compiler emits this only after binding a constructor's result */
     ObjString *name = AS_STRING(CONSTANT(READ_U16()));
     Value made = PEEK(0);
-    if (IS_TVAR(made) && !AS_TVAR(made)->label) AS_TVAR(made)->label = name;
+    if (IS_TVAR(made) && !AS_TVAR(made)->label && !AS_TVAR(made)->async_thread) AS_TVAR(made)->label = name;
     else if (IS_MVAR(made) && !AS_MVAR(made)->label) AS_MVAR(made)->label = name;
     DISPATCH();
   }

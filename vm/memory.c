@@ -206,6 +206,7 @@ static void blacken(GrayStack *gray, Obj *obj) {
       ObjTVar *tvar = (ObjTVar *)obj;
       mark_value(gray, tvar->value);
       mark_obj(gray, (Obj *)tvar->label);
+      mark_obj(gray, (Obj *)tvar->async_thread);
       mark_value(gray, tvar->trace_fn);
       mark_obj(gray, (Obj *)tvar->last_writer);
       stm_drop_stale_waiters(tvar); /* a stale entry must not keep, or outlive, its thread */

@@ -160,6 +160,7 @@ ObjTVar *obj_tvar(VM *vm, Value value) {
   ObjTVar *tvar = ALLOCATE(vm, ObjTVar, 0, OBJ_TVAR);
   tvar->value = value;
   tvar->label = NULL;
+  tvar->async_thread = NULL;
   tvar->read_stamp = tvar->write_stamp = 0;
   tvar->waiters = tvar->waiter_one;
   tvar->waiter_count = 0;

@@ -185,6 +185,8 @@ typedef struct {
   Obj obj;
   Value value;
   ObjString *label;      /* labelTVar, or NULL                              */
+  ObjThread *async_thread; /* an async's TVar, unlabelled: shown "async T" by
+                              its thread T (made only when shown) */
   uint64_t read_stamp;   /* the last transaction that put it in its read set */
   uint64_t write_stamp;  /* the last commit that counted it as written      */
   Waiter *waiters;       /* threads blocked in retry on it, in block order, and stale entries */

@@ -135,18 +135,12 @@ static ObjRecord *async_record(VM *vm, int first, Value a, int second, Value b) 
 
 /* labelTVar(var, "async " ++ show(t)), then #{thread: t, result: var}, and
  * the masking state restored: an exception that waited for the thread to
- * unmask is raised now, as withMaskingState's end raises it. */
+ * unmask is raised now, as withMaskingState's end raises it. The label is
+ * the thread's: show() spells it out, so most asyncs never format it. */
 PrimResult op_async_done(VM *vm, ObjThread *thread, CallFrame *frame) {
   Value var = frame->slots[ASYNC_VAR_SLOT], child = frame->slots[ASYNC_THREAD];
-  char small[32];
-  Buffer name;
-  buf_init_local(&name, small, sizeof small);
-  buf_append(&name, "async ", 6);
-  thread_id(&name, AS_THREAD(child));
-  ObjString *label = obj_string_new(vm, (int)name.length);
-  memcpy(label->chars, name.data, name.length);
-  buf_free(&name);
-  AS_TVAR(var)->label = label; /* rooted by the TVar from here */
+  AS_TVAR(var)->label = NULL;
+  AS_TVAR(var)->async_thread = AS_THREAD(child);
   ObjRecord *record = async_record(vm, ASYNC_NAME_THREAD, child, ASYNC_NAME_RESULT, var);
   *thread->sp++ = OBJ_VAL(record);
   prim_set_mask(vm, thread, (MaskState)AS_INT(frame->slots[ASYNC_SAVED_MASK]), frame->closure->proto->prelude);

@@ -84,8 +84,15 @@ static void show_leaf(Buffer *buf, Value value, bool quote) {
       else buf_append(buf, "<mvar>", 6);
       return;
     case OBJ_TVAR:
-      if (AS_TVAR(value)->label) buf_printf(buf, "<tvar %s>", AS_TVAR(value)->label->chars);
-      else buf_append(buf, "<tvar>", 6);
+      if (AS_TVAR(value)->label) {
+        buf_printf(buf, "<tvar %s>", AS_TVAR(value)->label->chars);
+      } else if (AS_TVAR(value)->async_thread) {
+        buf_append(buf, "<tvar async ", 12);
+        thread_id(buf, AS_TVAR(value)->async_thread);
+        buf_append(buf, ">", 1);
+      } else {
+        buf_append(buf, "<tvar>", 6);
+      }
       return;
     case OBJ_EXCEPTION: {
       ObjException *exc = AS_EXCEPTION(value);
