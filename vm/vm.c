@@ -195,16 +195,23 @@ static ObjClosure *make_resume(VM *vm) {
   return ASSEMBLE(vm, "<continuation>", 3, 0, at, OP(BIND), OP(RESUME));
 }
 
-/* Every `from` opcode of the instructions some path of `chunk` reaches
- * becomes `to` in `code` (the chunk's own code or a copy), where the next
+/* A rewrite of one instruction: opcode `from` becomes `to` where the next
  * instruction is opcode `then` with the one-byte operand `with` (ANY_NEXT:
- * whatever comes next; ANY_OPERAND: any operand): a bytecode file may hold
- * bytes no path reaches, which the verifier never read, so the
- * instructions are found as the verifier walks them, not byte after byte.
- * The opcodes have the same operand and stack effect. */
+ * whatever comes next; ANY_OPERAND: any operand). The two opcodes have
+ * the same operand and stack effect. */
 #define ANY_NEXT (-1)
 #define ANY_OPERAND (-1)
-static void replace_reachable(const Chunk *chunk, uint8_t *code, uint8_t from, uint8_t to, int then, int with) {
+typedef struct {
+  uint8_t from, to;
+  int then, with;
+} Rewrite;
+
+/* Apply the first of the `count` rewrites that fits to every instruction
+ * some path of `chunk` reaches, in `code` (the chunk's own code or a
+ * copy), in one walk: a bytecode file may hold bytes no path reaches,
+ * which the verifier never read, so the instructions are found as the
+ * verifier walks them, not byte after byte. */
+static void rewrite_reachable(const Chunk *chunk, uint8_t *code, const Rewrite *rewrites, int count) {
   int n = chunk->count, pending = 0;
   bool *seen = xrealloc(NULL, (size_t)n + 1);
   int *work = xrealloc(NULL, (2 * (size_t)n + 1) * sizeof(int));
@@ -217,9 +224,14 @@ static void replace_reachable(const Chunk *chunk, uint8_t *code, uint8_t from, u
     uint8_t op = chunk->code[at];
     if (op >= OP_COUNT) continue; /* not verified code: nothing to follow */
     int next = at + opcode_size(op);
-    if (code[at] == from && (then == ANY_NEXT || (next + 1 < n && chunk->code[next] == then &&
-                                                  (with == ANY_OPERAND || chunk->code[next + 1] == with))))
-      code[at] = to;
+    for (int i = 0; i < count; i++) {
+      const Rewrite *r = &rewrites[i];
+      if (code[at] == r->from && (r->then == ANY_NEXT || (next + 1 < n && chunk->code[next] == r->then &&
+                                                          (r->with == ANY_OPERAND || chunk->code[next + 1] == r->with)))) {
+        code[at] = r->to;
+        break;
+      }
+    }
     if (!(opcode_info[op].flags & OPF_ENDS)) work[pending++] = next;
     if (opcode_info[op].operand == OPERAND_JUMP && next <= n) work[pending++] = next + opcode_operand(chunk->code + at);
   }
@@ -227,30 +239,35 @@ static void replace_reachable(const Chunk *chunk, uint8_t *code, uint8_t from, u
   free(work);
 }
 
-void vm_place_continuations(VM *vm, ObjProto *proto) {
-  if (vm->stack_continuations) return;
-  replace_reachable(&proto->chunk, proto->chunk.code, OP_CALL_BIND, OP_CALL_BIND_HEAP, ANY_NEXT, ANY_OPERAND);
+/* The rewrite of each nested prototype too. */
+static void rewrite_all(ObjProto *proto, const Rewrite *rewrites, int count) {
+  rewrite_reachable(&proto->chunk, proto->chunk.code, rewrites, count);
   for (int i = 0; i < proto->chunk.constants.count; i++)
-    if (IS_PROTO(proto->chunk.constants.values[i])) vm_place_continuations(vm, AS_PROTO(proto->chunk.constants.values[i]));
+    if (IS_PROTO(proto->chunk.constants.values[i])) rewrite_all(AS_PROTO(proto->chunk.constants.values[i]), rewrites, count);
 }
 
-void vm_place_superinstructions(ObjProto *proto) {
-  static const struct { uint8_t op, then; int with; } fused[] = {
-      {OP_LOCAL_IS_EMPTY, OP_NATIVE, BUILTIN_isEmpty}, {OP_LOCAL_HEAD, OP_NATIVE, BUILTIN_head},
-      {OP_LOCAL_TAIL, OP_NATIVE, BUILTIN_tail},        {OP_LOCAL_CONS, OP_NATIVE, BUILTIN_cons},
-      {OP_LOCAL_ADDI, OP_ADDI, ANY_OPERAND},           {OP_LOCAL_SUBI, OP_SUBI, ANY_OPERAND},
-      {OP_LOCAL_LTI, OP_LTI, ANY_OPERAND},             {OP_LOCAL_LEI, OP_LEI, ANY_OPERAND}};
-  for (size_t i = 0; i < sizeof fused / sizeof fused[0]; i++)
-    replace_reachable(&proto->chunk, proto->chunk.code, OP_GET_LOCAL, fused[i].op, fused[i].then, fused[i].with);
-  for (int i = 0; i < proto->chunk.constants.count; i++)
-    if (IS_PROTO(proto->chunk.constants.values[i])) vm_place_superinstructions(AS_PROTO(proto->chunk.constants.values[i]));
+void vm_place_continuations(VM *vm, ObjProto *proto) {
+  static const Rewrite heap[] = {{OP_CALL_BIND, OP_CALL_BIND_HEAP, ANY_NEXT, ANY_OPERAND}};
+  if (!vm->stack_continuations) rewrite_all(proto, heap, 1);
 }
+
+/* GET_LOCAL and the instruction after it, as one (vm/interp.c). */
+static const Rewrite superinstructions[] = {
+    {OP_GET_LOCAL, OP_LOCAL_IS_EMPTY, OP_NATIVE, BUILTIN_isEmpty}, {OP_GET_LOCAL, OP_LOCAL_HEAD, OP_NATIVE, BUILTIN_head},
+    {OP_GET_LOCAL, OP_LOCAL_TAIL, OP_NATIVE, BUILTIN_tail},        {OP_GET_LOCAL, OP_LOCAL_CONS, OP_NATIVE, BUILTIN_cons},
+    {OP_GET_LOCAL, OP_LOCAL_ADDI, OP_ADDI, ANY_OPERAND},           {OP_GET_LOCAL, OP_LOCAL_SUBI, OP_SUBI, ANY_OPERAND},
+    {OP_GET_LOCAL, OP_LOCAL_LTI, OP_LTI, ANY_OPERAND},             {OP_GET_LOCAL, OP_LOCAL_LEI, OP_LEI, ANY_OPERAND}};
+#define SUPERINSTRUCTIONS ((int)(sizeof superinstructions / sizeof superinstructions[0]))
+
+void vm_place_superinstructions(ObjProto *proto) { rewrite_all(proto, superinstructions, SUPERINSTRUCTIONS); }
 
 void vm_code_as_compiled(const ObjProto *proto, uint8_t *code) {
+  /* every placed opcode back to the one it stands for */
+  Rewrite back[1 + SUPERINSTRUCTIONS] = {{OP_CALL_BIND_HEAP, OP_CALL_BIND, ANY_NEXT, ANY_OPERAND}};
+  for (int i = 0; i < SUPERINSTRUCTIONS; i++)
+    back[1 + i] = (Rewrite){superinstructions[i].to, superinstructions[i].from, ANY_NEXT, ANY_OPERAND};
   memcpy(code, proto->chunk.code, (size_t)proto->chunk.count);
-  replace_reachable(&proto->chunk, code, OP_CALL_BIND_HEAP, OP_CALL_BIND, ANY_NEXT, ANY_OPERAND);
-  for (int op = OP_LOCAL_IS_EMPTY; op <= OP_LOCAL_LEI; op++)
-    replace_reachable(&proto->chunk, code, (uint8_t)op, OP_GET_LOCAL, ANY_NEXT, ANY_OPERAND);
+  rewrite_reachable(&proto->chunk, code, back, 1 + SUPERINSTRUCTIONS);
 }
 
 VM *vm_create(const VMConfig *config) {
