@@ -221,6 +221,16 @@ static void test_fused_branches_count_the_same(void **state) {
   unit_vm_free(profiled);
 }
 
+/* `source` run in a plain VM that shows nothing (write_say NULL: SAY_K's
+ * silent path), and run to the end. */
+static UnitVM *quiet_run(const char *source) {
+  UnitVM *quiet = unit_vm_new();
+  quiet->vm->config.write_say = NULL;
+  assert_int_equal(unit_load(quiet, source), SIM_OK);
+  assert_int_equal(vm_run(quiet->vm), SIM_OK);
+  return quiet;
+}
+
 /* The plain loop runs a POP after delay or a silent say in the same step
  * (nothing pushed): both loops count the same instructions, the stack
  * stays balanced, and a delay's result is unit where it is used. */
@@ -230,10 +240,7 @@ static void test_fused_pops_count_the_same(void **state) {
       "fn loop(n) { if n <= 0 then return 7 else {\n"
       "  delay(1us); say(\"x\"); let d = 2us; delay(d); u <- delay(1us); say(u); loop(n - 1) } }\n"
       "main = { r <- loop(50); say(r); return r }\n";
-  UnitVM *quiet = unit_vm_new(), *profiled = profiled_vm(1);
-  quiet->vm->config.write_say = NULL; /* no say is shown: SAY_K's silent path */
-  assert_int_equal(unit_load(quiet, source), SIM_OK);
-  assert_int_equal(vm_run(quiet->vm), SIM_OK);
+  UnitVM *quiet = quiet_run(source), *profiled = profiled_vm(1);
   assert_true(IS_INT(vm_result(quiet->vm)) && AS_INT(vm_result(quiet->vm)) == 7);
   assert_int_equal(vm_now(quiet->vm), 50 * 4000);
   assert_int_equal(profiled->vm->config.write_say != NULL, 1);
@@ -257,10 +264,7 @@ static void test_pops_after_interrupted_delays_count_the_same(void **state) {
       "fn sleeper(d) { delay(d); say(\"late\") }\n"
       "main = { ts <- replicateM(5, fork(sleeper(2us))); delay(1us); forM_(ts, kill);\n"
       "  r <- timeout(1us, { delay(2us); say(\"late\") }); say(r) }\n";
-  UnitVM *quiet = unit_vm_new(), *profiled = profiled_vm(1);
-  quiet->vm->config.write_say = NULL;
-  assert_int_equal(unit_load(quiet, source), SIM_OK);
-  assert_int_equal(vm_run(quiet->vm), SIM_OK);
+  UnitVM *quiet = quiet_run(source), *profiled = profiled_vm(1);
   assert_runs_with_output(profiled, source, "none\n");
   assert_int_equal(vm_steps(quiet->vm), vm_steps(profiled->vm));
   unit_vm_free(quiet);
