@@ -377,6 +377,14 @@ next_thread:
     sp++;                  \
     DISPATCH_AFTER(1);     \
   } while (0)
+/* Both instructions ran: push the second's result, count it, go on past it. */
+#define LOCAL_FUSED(result) \
+  do {                      \
+    sp[0] = (result);       \
+    sp++;                   \
+    steps++;                \
+    DISPATCH_AFTER(3);      \
+  } while (0)
   CASE(LOCAL_IS_EMPTY): {
     Value local = slots[ip[0]];
     if (FUSE_SUPER && (IS_NIL(local) || IS_CONS(local))) {
@@ -389,20 +397,14 @@ next_thread:
   CASE(LOCAL_HEAD): {
     Value local = slots[ip[0]];
     if (FUSE_SUPER && IS_CONS(local)) {
-      sp[0] = AS_CONS(local)->head;
-      sp++;
-      steps++;
-      DISPATCH_AFTER(3);
+      LOCAL_FUSED(AS_CONS(local)->head);
     }
     LOCAL_ALONE(local);
   }
   CASE(LOCAL_TAIL): {
     Value local = slots[ip[0]];
     if (FUSE_SUPER && IS_CONS(local)) {
-      sp[0] = cons_tail(AS_CONS(local));
-      sp++;
-      steps++;
-      DISPATCH_AFTER(3);
+      LOCAL_FUSED(cons_tail(AS_CONS(local)));
     }
     LOCAL_ALONE(local);
   }
@@ -425,10 +427,7 @@ next_thread:
     if (FUSE_SUPER && IS_INT(local) &&
         !(op == OP_LOCAL_ADDI ? __builtin_add_overflow(AS_INT(local), (int8_t)ip[2], &r)
                               : __builtin_sub_overflow(AS_INT(local), (int8_t)ip[2], &r))) {
-      sp[0] = INT_VAL(r);
-      sp++;
-      steps++;
-      DISPATCH_AFTER(3);
+      LOCAL_FUSED(INT_VAL(r));
     }
     LOCAL_ALONE(local);
   }
@@ -453,6 +452,7 @@ next_thread:
     LOCAL_ALONE(local);
   }
 #undef LOCAL_ALONE
+#undef LOCAL_FUSED
   CASE(GET_UPVALUE): PUSH(frame->closure->upvalues[READ_BYTE()]); DISPATCH();
   CASE(GET_GLOBAL): {
     int index = READ_U16();
