@@ -324,3 +324,69 @@ PrimResult op_timeout_catch(VM *vm, ObjThread *thread, CallFrame *frame) {
   }
   return PRIM_RAISE;
 }
+
+/* ---- waitAsync: wait's transaction, atomically(waitSTM(a)) ---- */
+
+/* The prelude's own waitSTM (a script may define another), found once. */
+static Value prelude_wait_stm(VM *vm) {
+  if (vm->wait_stm_global < 0) {
+    ObjString *name = vm->async_names[ASYNC_NAME_WAIT_STM];
+    for (int i = 0; i < vm->globals.count && vm->wait_stm_global < 0; i++) {
+      Value f = vm->globals.values[i];
+      if (vm->global_info[i].name == name && IS_CLOSURE(f) && AS_CLOSURE(f)->proto->prelude) vm->wait_stm_global = i;
+    }
+  }
+  return vm->wait_stm_global < 0 ? UNDEFINED_VAL : vm->globals.values[vm->wait_stm_global];
+}
+
+/* The field `name` of a record, or false. */
+static bool record_get(Value record, ObjString *name, Value *out) {
+  if (!IS_RECORD(record)) return false;
+  const ObjRecord *r = AS_RECORD(record);
+  for (int i = 0; i < r->count; i++)
+    if (r->fields[i].name == name) {
+      *out = r->fields[i].value;
+      return true;
+    }
+  return false;
+}
+
+/* An async's TVar when it holds its outcome and the outcome is a value:
+ * waitSTM(a) would commit at once, reading only that TVar. */
+static ObjTVar *finished_async(VM *vm, Value a, Value *value) {
+  Value var, outcome, ok;
+  if (!record_get(a, vm->async_names[ASYNC_NAME_RESULT], &var) || !IS_TVAR(var)) return NULL;
+  Value held = AS_TVAR(var)->value;
+  if (!IS_SOME(held)) return NULL;
+  outcome = AS_SOME(held)->value;
+  if (!record_get(outcome, vm->async_names[ASYNC_NAME_OK], &ok) || !IS_BOOL(ok) || !AS_BOOL(ok)) return NULL;
+  if (!record_get(outcome, vm->async_names[ASYNC_NAME_VALUE], value)) return NULL;
+  return AS_TVAR(var);
+}
+
+/* waitAsync(a): atomically(waitSTM(a)), the prelude's transaction. When the
+ * async has finished with a value, the transaction runs here as atomically
+ * would run it: begin, read the TVar, commit (nothing written: no one
+ * wakes), yield, with the same events and scheduling points. Otherwise (not
+ * finished, failed, not an async, inside a transaction, an exception
+ * pending) the prelude's waitSTM runs under atomically, to block, throw or
+ * report as it does. */
+PrimResult prim_wait_async(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  (void)by_prelude; /* the transaction is the prelude's, whoever waits */
+  Value value;
+  ObjTVar *var = thread->in_transaction || thread->pending_count ? NULL : finished_async(vm, args[0], &value);
+  if (var) {
+    stm_begin(vm, thread);
+    stm_read(vm, var);
+    stm_commit(vm, thread, true);
+    prim_return(thread, args, value);
+    return sched_yield_thread(vm, thread) ? PRIM_SWITCH : PRIM_NEXT;
+  }
+  Value call[2] = {prelude_wait_stm(vm), args[0]};
+  if (IS_UNDEFINED(call[0])) {
+    rt_error(vm, "waitAsync needs the prelude's waitSTM (the program was compiled without the prelude)");
+    return PRIM_ERROR;
+  }
+  args[0] = OBJ_VAL(obj_action(vm, ACTION_CALL, 2, call)); /* a is rooted in args[0] while it is made */
+  return prim_atomically(vm, thread, args, true);
+}

@@ -84,8 +84,10 @@ typedef struct {
   int line;
 } GlobalInfo;
 
-/* The names forkAsync's records and label use (vm->async_names). */
-enum { ASYNC_NAME_THREAD, ASYNC_NAME_RESULT, ASYNC_NAME_VAR, ASYNC_NAME_OK, ASYNC_NAME_VALUE, ASYNC_NAME_EXCEPTION, ASYNC_NAMES };
+/* The names forkAsync's records and label use, and waitAsync's (the
+ * prelude's waitSTM): vm->async_names. */
+enum { ASYNC_NAME_THREAD, ASYNC_NAME_RESULT, ASYNC_NAME_VAR, ASYNC_NAME_OK, ASYNC_NAME_VALUE, ASYNC_NAME_EXCEPTION,
+       ASYNC_NAME_WAIT_STM, ASYNC_NAMES };
 
 struct VM {
   VMConfig config;
@@ -134,6 +136,7 @@ struct VM {
   ObjClosure *async_closure;    /* the body of forkAsync(outer, act) ...          */
   ObjClosure *prelude_async;    /* ... and the same for the prelude's async       */
   ObjClosure *async_thread_closure; /* an async's thread: asyncThread(outer, act, var) */
+  int wait_stm_global;     /* the prelude's waitSTM, found at waitAsync's first slow way (-1: not yet) */
   ObjString *async_names[ASYNC_NAMES]; /* the names forkAsync gives, made once    */
   ObjClosure *resume_closure;   /* heap continuations: [BIND, RESUME] stands for a heap continuation */
   ObjException *retry_signal;   /* raised by retry(), caught by orElse/atomically */

@@ -309,7 +309,8 @@ VM *vm_create(const VMConfig *config) {
   vm->prelude_async = make_async(vm);
   vm->prelude_async->proto->prelude = true;
   vm->async_thread_closure = make_async_thread(vm);
-  static const char *const async_names[ASYNC_NAMES] = {"thread", "result", "var", "ok", "value", "exception"};
+  vm->wait_stm_global = -1;
+  static const char *const async_names[ASYNC_NAMES] = {"thread", "result", "var", "ok", "value", "exception", "waitSTM"};
   for (int i = 0; i < ASYNC_NAMES; i++) vm->async_names[i] = obj_cstring(vm, async_names[i]);
   vm->resume_closure = make_resume(vm);
   vm->retry_signal = obj_exception(vm, EXC_RETRY, NULL);
