@@ -90,17 +90,9 @@ static bool nat_is_empty(VM *vm, Value *args, Value *result) {
   return true;
 }
 
-/* xs's elements, last first, consed onto acc: a loop in C, since every
- * reverse, and so every replicateM, mapM and map, ends with one. The list
- * so far is rooted while each cell is made. */
+/* a loop in C, since every reverse ends every replicateM, mapM and map */
 static bool nat_reverse_onto(VM *vm, Value *args, Value *result) {
-  gc_push_root(vm, args[1]);
-  Value *built = &vm->temp_roots[vm->temp_root_count - 1];
-  uint64_t cells = 0;
-  for (ObjCons *c = list_cell(args[0]); c; c = c->tail, cells++) *built = OBJ_VAL(obj_cons(vm, c->head, *built));
-  *result = *built;
-  gc_pop_root(vm);
-  vm_work(vm, cells);
+  *result = ops_reverse_onto(vm, args[0], args[1]);
   return true;
 }
 

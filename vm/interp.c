@@ -1085,6 +1085,23 @@ next_thread:
   CASE(ASYNC_OK): VM_OP(op_async_ok);
   CASE(ASYNC_FAILED): VM_OP(op_async_failed);
   CASE(ASYNC_WRITE): VM_OP(op_async_write);
+  /* replicateMOnto's loop (vm/prim_loop.c): slot 0 counts down, slot 2
+   * collects the results, newest first */
+  CASE(REPEAT_STEP):
+    if (AS_INT(slots[0]) > 0) DISPATCH();
+    STORE_FRAME(); /* the reverse allocates: the list is rooted in its slot */
+    PUSH(ops_reverse_onto(vm, slots[2], NIL_VAL));
+    ip += 4; /* over GET_LOCAL 1, BIND, REPEAT_NEXT: to the RETURN */
+    DISPATCH();
+  CASE(REPEAT_NEXT): {
+    STORE_FRAME(); /* the cell allocates: the result is rooted on the stack */
+    ObjCons *cell = cons_new(vm, PEEK(0), slots[2]);
+    sp--;
+    slots[2] = OBJ_VAL(cell);
+    slots[0] = INT_VAL(AS_INT(slots[0]) - 1);
+    ip = frame->closure->proto->chunk.code;
+    DISPATCH();
+  }
   CASE(THREAD_EXIT): {
     Value value = POP();
     STORE_FRAME();

@@ -161,6 +161,17 @@ bool ops_field(VM *vm, Value object, ObjString *name, Value *out) {
   return false;
 }
 
+Value ops_reverse_onto(VM *vm, Value xs, Value acc) {
+  gc_push_root(vm, acc);
+  Value *built = &vm->temp_roots[vm->temp_root_count - 1];
+  uint64_t cells = 0;
+  for (ObjCons *c = list_cell(xs); c; c = c->tail, cells++) *built = OBJ_VAL(cons_new(vm, c->head, *built));
+  Value result = *built;
+  gc_pop_root(vm);
+  vm_work(vm, cells);
+  return result;
+}
+
 bool ops_list_nth(VM *vm, Value list, int64_t i, Value *out) {
   int64_t n = 0;
   for (ObjCons *c = list_cell(list); c; c = c->tail, n++) {

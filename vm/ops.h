@@ -28,6 +28,11 @@ bool ops_field(VM *vm, Value object, ObjString *name, Value *out);
 /* object[index]: a list element by int, or a record field by name. */
 bool ops_index(VM *vm, Value object, Value index, Value *out);
 
+/* xs's elements, last first, consed onto acc (both lists): reverseOnto,
+ * and replicateMOnto's end. The cells are charged as work; acc is rooted
+ * while they are made (xs must be rooted by the caller). */
+Value ops_reverse_onto(VM *vm, Value xs, Value acc);
+
 /* The element at index i of a list (xs[i], nth(xs, i)): the walk to it is
  * charged as work; an index outside the list is an error naming its length. */
 bool ops_list_nth(VM *vm, Value list, int64_t i, Value *out);

@@ -56,6 +56,7 @@ typedef PrimResult (*VmOpFn)(VM *vm, ObjThread *thread, CallFrame *frame);
   X(LIST, IS_LIST(v), "a list")                                                   \
   X(TAIL_LIST, IS_LIST(v), "a list as its second argument")                       \
   X(INDEX, IS_INT(v), "an int index")                                             \
+  X(COUNT, IS_INT(v), "an int count")                                             \
   X(RECORD, IS_RECORD(v), "a record")                                             \
   X(FIELD_NAME, IS_STRING(v), "a field name string")                              \
   X(SEPARATOR, IS_STRING(v), "a separator string")                                \

@@ -187,6 +187,22 @@ static ObjClosure *make_async_thread(VM *vm) {
   return closure;
 }
 
+/* replicateMOnto(n, act, acc) (vm/prim_loop.c): slots 0 to 2 hold them.
+ * REPEAT_STEP ends the loop, skipping to the RETURN; REPEAT_NEXT goes back
+ * to the start, past a BIND: the limits are checked every round. */
+static ObjClosure *make_replicate(VM *vm) {
+  int at[LABEL_COUNT];
+  ObjClosure *closure = ASSEMBLE(vm, "replicateMOnto", 5, 0, at,
+                                 OP(REPEAT_STEP), OP1(GET_LOCAL, 1), OP(BIND), OP(REPEAT_NEXT),
+                                 LABEL(L_DONE), OP(RETURN));
+  if (at[L_DONE] != 5) { /* interp.c's REPEAT_STEP skips 4 bytes, from past it to the RETURN */
+    fprintf(stderr, "simvm: internal error: replicateMOnto's loop is %d bytes, interp.c expects 5\n", at[L_DONE]);
+    abort();
+  }
+  closure->proto->prelude = true; /* the prelude's loop it stands for */
+  return closure;
+}
+
 /* Heap continuations (--continuations=heap, -O0): slot 0 holds the continuation; the bound action
  * runs as if this frame had bound it, then RESUME rebuilds the frame (the
  * interpreter resumes such a frame just past the BIND, at offset 1). */
@@ -310,6 +326,7 @@ VM *vm_create(const VMConfig *config) {
   vm->prelude_async->proto->prelude = true;
   vm->async_thread_closure = make_async_thread(vm);
   vm->wait_stm_global = -1;
+  vm->replicate_closure = make_replicate(vm);
   static const char *const async_names[ASYNC_NAMES] = {"thread", "result", "var", "ok", "value", "exception", "waitSTM"};
   for (int i = 0; i < ASYNC_NAMES; i++) vm->async_names[i] = obj_cstring(vm, async_names[i]);
   vm->resume_closure = make_resume(vm);
