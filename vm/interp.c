@@ -1102,6 +1102,23 @@ next_thread:
     ip = frame->closure->proto->chunk.code;
     DISPATCH();
   }
+  /* traverse_'s loop (vm/prim_loop.c): slot 0 is f, slot 1 the rest */
+  CASE(EACH_STEP): {
+    Value rest = slots[1];
+    if (IS_NIL(rest)) {
+      PUSH(UNIT_VAL);
+      ip += 4; /* over CALL_BIND 1, BIND, EACH_NEXT: to the RETURN */
+      DISPATCH();
+    }
+    PUSH(slots[0]);
+    PUSH(AS_CONS(rest)->head);
+    slots[1] = cons_tail(AS_CONS(rest));
+    DISPATCH();
+  }
+  CASE(EACH_NEXT):
+    sp--;
+    ip = frame->closure->proto->chunk.code;
+    DISPATCH();
   CASE(THREAD_EXIT): {
     Value value = POP();
     STORE_FRAME();

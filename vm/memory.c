@@ -122,6 +122,7 @@ static void mark_roots(VM *vm, GrayStack *gray) {
   mark_obj(gray, (Obj *)vm->prelude_async);
   mark_obj(gray, (Obj *)vm->async_thread_closure);
   mark_obj(gray, (Obj *)vm->replicate_closure);
+  mark_obj(gray, (Obj *)vm->traverse_closure);
   for (int i = 0; i < ASYNC_NAMES; i++) mark_obj(gray, (Obj *)vm->async_names[i]);
   mark_obj(gray, (Obj *)vm->resume_closure);
   mark_obj(gray, (Obj *)vm->retry_signal);

@@ -1,5 +1,6 @@
-/* Primitives of the prelude's loops, run in the VM's own prototypes: a
- * loop instruction where the prelude's .sim loop ran ten (see prim.h). */
+/* Primitives of the prelude's loops, run in the VM's own prototypes: two
+ * loop instructions where the prelude's .sim loops ran nine or ten (see
+ * prim.h). */
 #include "prim.h"
 
 /* replicateMOnto(n, act, acc): act run n times, each result consed onto
@@ -9,4 +10,14 @@
 PrimResult prim_replicate_m_onto(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   (void)by_prelude;
   return prim_enter(vm, thread, vm->replicate_closure, args);
+}
+
+/* traverse_(f, xs): f(x) run for each x of xs, in order, the results
+ * dropped: the loop under the prelude's mapM_ and forM_, which ran
+ *   if isEmpty(xs) then return () else { f(head(xs)); mapM_(f, tail(xs)) }
+ * Its prototype (vm.c's make_traverse) keeps f and the rest of xs in slots
+ * 0 and 1, and calls f as that statement did (CALL_BIND, BIND). */
+PrimResult prim_traverse(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  (void)by_prelude;
+  return prim_enter(vm, thread, vm->traverse_closure, args);
 }

@@ -137,6 +137,7 @@ struct VM {
   ObjClosure *prelude_async;    /* ... and the same for the prelude's async       */
   ObjClosure *async_thread_closure; /* an async's thread: asyncThread(outer, act, var) */
   ObjClosure *replicate_closure; /* replicateMOnto's loop (vm/prim_loop.c) */
+  ObjClosure *traverse_closure;  /* traverse_'s loop (vm/prim_loop.c) */
   int wait_stm_global;     /* the prelude's waitSTM, found at waitAsync's first slow way (-1: not yet) */
   ObjString *async_names[ASYNC_NAMES]; /* the names forkAsync gives, made once    */
   ObjClosure *resume_closure;   /* heap continuations: [BIND, RESUME] stands for a heap continuation */

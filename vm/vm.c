@@ -203,6 +203,22 @@ static ObjClosure *make_replicate(VM *vm) {
   return closure;
 }
 
+/* traverse_(f, xs) (vm/prim_loop.c): slots 0 and 1 hold f and the rest of
+ * xs. EACH_STEP ends the loop or pushes f and the next element for the
+ * call; EACH_NEXT drops its result and goes back to the start. */
+static ObjClosure *make_traverse(VM *vm) {
+  int at[LABEL_COUNT];
+  ObjClosure *closure = ASSEMBLE(vm, "traverse_", 6, 0, at,
+                                 OP(EACH_STEP), OP1(CALL_BIND, 1), OP(BIND), OP(EACH_NEXT),
+                                 LABEL(L_DONE), OP(RETURN));
+  if (at[L_DONE] != 5) { /* interp.c's EACH_STEP skips 4 bytes, from past it to the RETURN */
+    fprintf(stderr, "simvm: internal error: traverse_'s loop is %d bytes, interp.c expects 5\n", at[L_DONE]);
+    abort();
+  }
+  closure->proto->prelude = true; /* the prelude's loop it stands for */
+  return closure;
+}
+
 /* Heap continuations (--continuations=heap, -O0): slot 0 holds the continuation; the bound action
  * runs as if this frame had bound it, then RESUME rebuilds the frame (the
  * interpreter resumes such a frame just past the BIND, at offset 1). */
@@ -327,6 +343,7 @@ VM *vm_create(const VMConfig *config) {
   vm->async_thread_closure = make_async_thread(vm);
   vm->wait_stm_global = -1;
   vm->replicate_closure = make_replicate(vm);
+  vm->traverse_closure = make_traverse(vm);
   static const char *const async_names[ASYNC_NAMES] = {"thread", "result", "var", "ok", "value", "exception", "waitSTM"};
   for (int i = 0; i < ASYNC_NAMES; i++) vm->async_names[i] = obj_cstring(vm, async_names[i]);
   vm->resume_closure = make_resume(vm);
