@@ -327,16 +327,24 @@ PrimResult op_timeout_catch(VM *vm, ObjThread *thread, CallFrame *frame) {
 
 /* ---- waitAsync: wait's transaction, atomically(waitSTM(a)) ---- */
 
-/* The prelude's own waitSTM (a script may define another), found once. */
+/* Whether global i is the prelude's own waitSTM: an action function of one
+ * parameter, by that name, from the prelude (a script may define another). */
+static bool is_prelude_wait_stm(VM *vm, int i) {
+  Value f = vm->globals.values[i];
+  if (vm->global_info[i].name != vm->async_names[ASYNC_NAME_WAIT_STM] || !IS_CLOSURE(f)) return false;
+  const ObjProto *proto = AS_CLOSURE(f)->proto;
+  return proto->prelude && proto->kind == PROTO_ACTION_FN && proto->arity == 1;
+}
+
+/* The prelude's waitSTM, or UNDEFINED_VAL; its slot is kept, and looked
+ * for again when it no longer holds it (a VM that loads other code). */
 static Value prelude_wait_stm(VM *vm) {
-  if (vm->wait_stm_global < 0) {
-    ObjString *name = vm->async_names[ASYNC_NAME_WAIT_STM];
-    for (int i = 0; i < vm->globals.count && vm->wait_stm_global < 0; i++) {
-      Value f = vm->globals.values[i];
-      if (vm->global_info[i].name == name && IS_CLOSURE(f) && AS_CLOSURE(f)->proto->prelude) vm->wait_stm_global = i;
-    }
-  }
-  return vm->wait_stm_global < 0 ? UNDEFINED_VAL : vm->globals.values[vm->wait_stm_global];
+  int i = vm->wait_stm_global;
+  if (i < 0 || i >= vm->globals.count || !is_prelude_wait_stm(vm, i))
+    for (i = 0; i < vm->globals.count && !is_prelude_wait_stm(vm, i); i++) {}
+  if (i >= vm->globals.count) return UNDEFINED_VAL;
+  vm->wait_stm_global = i;
+  return vm->globals.values[i];
 }
 
 /* The field `name` of a record, or false. */
