@@ -27,6 +27,7 @@
 #define SIMVM_PRIM_H
 
 #include "explore.h"
+#include "sched.h"
 #include "state.h"
 
 typedef enum { PRIM_NEXT, PRIM_SWITCH, PRIM_RAISE, PRIM_ERROR, PRIM_STOP } PrimResult;
@@ -124,6 +125,26 @@ bool prim_interrupted(VM *vm, ObjThread *thread, Value *args, PrimResult *result
  * interruptible point), or deliver it at once; `kill`: it is kill(target)
  * (its trace event). */
 PrimResult prim_throw_to(VM *vm, ObjThread *thread, Value *args, ObjThread *target, Value exc, bool kill);
+
+/* kill(target)'s commonest case, for prim_kill and the loop's inline kill
+ * (io-sim's forkIO benchmark kills threads asleep in delay): no sink to
+ * hand the events to (they are only counted) and the target a plain
+ * sleeper (sched_is_plain_sleeper), so no scheduling point either. True
+ * when it did the kill; false, and nothing done, for the general case. */
+static inline bool prim_kill_sleeper(VM *vm, ObjThread *thread, ObjThread *target) {
+  if (vm->sink_count || !sched_is_plain_sleeper(vm, target)) return false;
+  Value killed = OBJ_VAL(vm->thread_killed);
+  vm_event(vm, .kind = EV_KILL, .thread = thread, .other = target, .value = killed);
+  sched_throw_to_sleeper(vm, thread, target, killed);
+  return true;
+}
+
+/* fork's work: a new thread running `action` (rooted by the caller, and
+ * checked: a runnable value, outside a transaction), in `thread`'s masking
+ * state, queued, its fork event traced; NULL when --max-threads stops the
+ * run (reported, halt_status set: PRIM_STOP). For prim_fork, forkAsync and
+ * the loop's inline fork. */
+ObjThread *prim_fork_child(VM *vm, ObjThread *thread, Value action);
 
 /* Say `what`: the line on write_say, the event in the trace. */
 void prim_emit_say(VM *vm, ObjThread *thread, Value what);
