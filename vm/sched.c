@@ -502,8 +502,7 @@ static void report_deadlock(VM *vm) {
 
 SimStatus sched_main_ended(VM *vm, SimStatus status) {
   if (!vm->live) return status;
-  int count = 0;
-  for (ObjThread *t = vm->live; t; t = t->live_next) count++;
+  int count = vm->live_threads; /* the live list's length: no walk over every thread's object */
   vm_event(vm, .kind = EV_END, .mode = status, .count = count);
   if (status != SIM_OK || !vm->config.strict_shutdown) return status;
   /* io-sim's runSimStrictShutdown: a main that leaves threads behind fails */
