@@ -138,12 +138,26 @@ static inline bool prim_kill_sleeper(VM *vm, ObjThread *thread, ObjThread *targe
   return true;
 }
 
+/* --max-threads is reached: report it, and stop the run (halt_status). */
+void prim_thread_limit(VM *vm);
+
 /* fork's work: a new thread running `action` (rooted by the caller, and
  * checked: a runnable value, outside a transaction), in `thread`'s masking
  * state, queued, its fork event traced; NULL when --max-threads stops the
  * run (reported, halt_status set: PRIM_STOP). For prim_fork, forkAsync and
- * the loop's inline fork. */
-ObjThread *prim_fork_child(VM *vm, ObjThread *thread, Value action);
+ * the loop's inline fork: inline, so that a fork is one call, thread_new. */
+static inline ObjThread *prim_fork_child(VM *vm, ObjThread *thread, Value action) {
+  if (vm->config.max_threads && vm->live_threads >= vm->config.max_threads) {
+    prim_thread_limit(vm);
+    return NULL;
+  }
+  ObjThread *child = thread_new(vm, thread, action);
+  vm->stats.forks++;
+  child->mask = thread->mask; /* as forkIO: the child starts in the parent's masking state */
+  sched_enqueue(vm, child);
+  vm_event(vm, .kind = EV_FORK, .thread = thread, .other = child);
+  return child;
+}
 
 /* Say `what`: the line on write_say, the event in the trace. */
 void prim_emit_say(VM *vm, ObjThread *thread, Value what);

@@ -56,18 +56,9 @@ PrimResult prim_say(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   return prim_return_at_point(vm, thread, args, UNIT_VAL, NULL, false);
 }
 
-ObjThread *prim_fork_child(VM *vm, ObjThread *thread, Value action) {
-  if (vm->config.max_threads && vm->live_threads >= vm->config.max_threads) {
-    vm_report(vm, "simvm: thread limit reached: %d threads alive (--max-threads)\n", vm->live_threads);
-    vm->halt_status = SIM_LIMIT;
-    return NULL;
-  }
-  ObjThread *child = thread_new(vm, thread, action);
-  vm->stats.forks++;
-  child->mask = thread->mask; /* as forkIO: the child starts in the parent's masking state */
-  sched_enqueue(vm, child);
-  vm_event(vm, .kind = EV_FORK, .thread = thread, .other = child);
-  return child;
+void prim_thread_limit(VM *vm) {
+  vm_report(vm, "simvm: thread limit reached: %d threads alive (--max-threads)\n", vm->live_threads);
+  vm->halt_status = SIM_LIMIT;
 }
 
 PrimResult prim_fork(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
