@@ -22,6 +22,13 @@ static bool outgrows_inline(Value action) {
   return call->argc + AS_CLOSURE(call->args[0])->proto->max_slots > THREAD_INLINE_STACK;
 }
 
+/* A thread's start or state event, for the sinks: such events are not
+ * counted, so with no sink active there is nothing to do, and the event
+ * is built out of line (the hot callers then need no frame for it). */
+static __attribute__((noinline)) void state_event(VM *vm, ObjThread *thread, EventKind kind, int mode) {
+  vm_event(vm, .kind = kind, .thread = thread, .mode = mode);
+}
+
 ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   /* a fork's action is its argument, on the parent's stack: the collector
    * sees it there (main's is rooted here) */
@@ -78,7 +85,7 @@ ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   thread->sp = thread->stack + 1;
   thread->frames[0] = (CallFrame){vm->entry_closure, vm->entry_closure->proto->chunk.code, thread->stack, -1};
 
-  vm_event(vm, .kind = EV_THREAD_START, .thread = thread);
+  if (vm->sink_count) state_event(vm, thread, EV_THREAD_START, 0);
   vm->live_threads++;
   if (vm->live) vm->live->live_prev = thread;
   vm->live = thread;
@@ -241,7 +248,7 @@ void thread_release(VM *vm, ObjThread *thread) {
   thread->blocked_on = BLOCKED_NONE;
   if (timer_is_set(&thread->delay_timer)) vm->stats.timers_cancelled++;
   timer_heap_remove(&vm->timers, &thread->delay_timer);
-  vm_event(vm, .kind = EV_THREAD_STATE, .thread = thread, .mode = TRACK_DONE);
+  if (vm->sink_count) state_event(vm, thread, EV_THREAD_STATE, TRACK_DONE);
   if (thread->stack != thread->inline_stack || thread->frames != thread->inline_frames) free_stacks(vm, thread);
   if (thread->pending != thread->pending_one) free(thread->pending);
   thread_drop_wait_set(thread);
