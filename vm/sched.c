@@ -46,10 +46,28 @@ void sched_block(VM *vm, ObjThread *thread, BlockReason reason) {
   vm_event(vm, .kind = EV_THREAD_STATE, .thread = thread, .mode = reason == BLOCKED_DELAY ? TRACK_DELAYED : TRACK_BLOCKED);
 }
 
-void sched_delay_general(VM *vm, ObjThread *thread, int64_t ns) {
+/* sched_delay in general: an event for a sink, a timer still set, a full heap. */
+static __attribute__((noinline)) void delay_general(VM *vm, ObjThread *thread, int64_t ns) {
   sched_block(vm, thread, BLOCKED_DELAY);
   vm->stats.timers_set++;
   timer_heap_insert(&vm->timers, &thread->delay_timer, sched_deadline(vm->now, ns), vm->timer_seq++);
+}
+
+void sched_delay(VM *vm, ObjThread *thread, int64_t ns) {
+  /* Every sleeping thread comes here: the common case (no sink, the timer
+   * unset, room in the heap) calls nothing but, at the end, to move its
+   * entry up the heap, so it needs no frame of its own */
+  TimerHeap *heap = &vm->timers;
+  Timer *timer = &thread->delay_timer;
+  if (__builtin_expect(vm->sink_count || event_traced[EV_THREAD_STATE] || timer->set || heap->count == heap->capacity, 0)) {
+    delay_general(vm, thread, ns);
+    return;
+  }
+  thread->state = THREAD_BLOCKED;
+  thread->blocked_on = BLOCKED_DELAY;
+  vm->stats.timers_set++;
+  int64_t when = ns > INT64_MAX - vm->now ? INT64_MAX : vm->now + ns; /* sched_deadline, for an ns >= 0 */
+  timer_heap_insert(heap, timer, when, vm->timer_seq++);
 }
 
 void sched_arm_tvar(VM *vm, ObjTVar *tvar, int64_t ns) {

@@ -64,30 +64,13 @@ void sched_arm_tvar(VM *vm, ObjTVar *tvar, int64_t ns);
 /* Mark `thread` blocked for `reason` (the caller queues it where it waits). */
 void sched_block(VM *vm, ObjThread *thread, BlockReason reason);
 
+/* Park `thread` in delay() until now + ns (ns >= 0; saturating). */
+void sched_delay(VM *vm, ObjThread *thread, int64_t ns);
+
 /* now + ns (a negative ns is 0), saturating at the largest representable time. */
 static inline int64_t sched_deadline(int64_t now, int64_t ns) {
   if (ns < 0) ns = 0;
   return ns > INT64_MAX - now ? INT64_MAX : now + ns;
-}
-
-/* sched_delay in general, out of line: an event for a sink, a timer still
- * set, a full timer heap. */
-void sched_delay_general(VM *vm, ObjThread *thread, int64_t ns);
-
-/* Park `thread` in delay() until now + ns (ns >= 0; saturating). Inline:
- * every sleeping thread comes here, and the common case (no sink, the
- * timer unset, room in the heap) only sets the timer. */
-static inline __attribute__((always_inline)) void sched_delay(VM *vm, ObjThread *thread, int64_t ns) {
-  TimerHeap *heap = &vm->timers;
-  Timer *timer = &thread->delay_timer;
-  if (__builtin_expect(vm->sink_count || event_traced[EV_THREAD_STATE] || timer->set || heap->count == heap->capacity, 0)) {
-    sched_delay_general(vm, thread, ns);
-    return;
-  }
-  thread->state = THREAD_BLOCKED;
-  thread->blocked_on = BLOCKED_DELAY;
-  vm->stats.timers_set++;
-  timer_heap_insert(heap, timer, sched_deadline(vm->now, ns), vm->timer_seq++);
 }
 
 /* The running thread delays for ns >= 0 and nothing could run before it
