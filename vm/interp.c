@@ -756,6 +756,8 @@ next_thread:
         PROFILE_COUNT(stack_continuations);
         builtin = called;
         by_prelude = frame->closure->proto->prelude;
+        if (builtin == &builtin_table[BUILTIN_kill]) goto kill;
+        if (builtin == &builtin_table[BUILTIN_fork]) goto fork;
         if (builtin->op != OP_PRIM) EXECUTE(builtin->op);
         goto prim_call;
       } else {
@@ -850,6 +852,14 @@ next_thread:
     }
     if (IS_ACTION(action)) {
       ObjAction *primitive = AS_ACTION(action);
+      if (primitive->builtin == BUILTIN_kill || primitive->builtin == BUILTIN_fork) {
+        /* one argument, which takes the action's place (no room to make) */
+        PEEK(0) = primitive->args[0];
+        builtin = &builtin_table[primitive->builtin];
+        by_prelude = primitive->prelude;
+        if (primitive->builtin == BUILTIN_kill) goto kill;
+        goto fork;
+      }
       sp--;
       if (sp + primitive->argc + 1 > thread->stack + thread->stack_capacity) {
         STORE_FRAME();
@@ -966,6 +976,32 @@ next_thread:
   CASE(PRIM):
     builtin = &builtin_table[READ_BYTE()];
     by_prelude = frame->closure->proto->prelude;
+    goto prim_call;
+  /* kill(t) and fork(act), the argument on top, builtin and by_prelude
+   * set: their common cases here, calling no primitive's entry (a sleeping
+   * target, prim_kill_sleeper; a fork outside a transaction), anything
+   * else, an error included, as prim_call runs it */
+  kill: {
+    Value target = PEEK(0);
+    if (IS_THREAD(target) && !thread->in_transaction && prim_kill_sleeper(vm, thread, AS_THREAD(target))) {
+      sp--;
+      PUSH_UNIT_RESULT(); /* it goes on at once: a POP after it runs now */
+      DISPATCH();
+    }
+    goto prim_call;
+  }
+  fork:
+    if (IS_RUNNABLE(PEEK(0)) && !thread->in_transaction) {
+      STORE_FRAME(); /* making the thread may collect: the action is on the stack */
+      ObjThread *child = prim_fork_child(vm, thread, PEEK(0));
+      if (!child) {
+        vm->steps = steps;
+        return vm->halt_status;
+      }
+      PEEK(0) = OBJ_VAL(child);
+      EXPLORE_POINT(NULL, false);
+      DISPATCH();
+    }
   prim_call:
     /* the builtin's arguments are on the stack; its entry checks them */
     STORE_FRAME();

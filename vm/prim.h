@@ -27,6 +27,7 @@
 #define SIMVM_PRIM_H
 
 #include "explore.h"
+#include "sched.h"
 #include "state.h"
 
 typedef enum { PRIM_NEXT, PRIM_SWITCH, PRIM_RAISE, PRIM_ERROR, PRIM_STOP } PrimResult;
@@ -125,6 +126,39 @@ bool prim_interrupted(VM *vm, ObjThread *thread, Value *args, PrimResult *result
  * interruptible point), or deliver it at once; `kill`: it is kill(target)
  * (its trace event). */
 PrimResult prim_throw_to(VM *vm, ObjThread *thread, Value *args, ObjThread *target, Value exc, bool kill);
+
+/* kill(target)'s commonest case, for prim_kill and the loop's inline kill
+ * (io-sim's forkIO benchmark kills threads asleep in delay): no sink to
+ * hand the events to (they are only counted) and the target a plain
+ * sleeper (sched_is_plain_sleeper), so no scheduling point either. True
+ * when it did the kill; false, and nothing done, for the general case. */
+static inline bool prim_kill_sleeper(VM *vm, ObjThread *thread, ObjThread *target) {
+  if (vm->sink_count || !sched_is_plain_sleeper(vm, target)) return false;
+  vm->stats.events++; /* its kill event, which no sink wants */
+  sched_throw_to_sleeper(vm, thread, target, OBJ_VAL(vm->thread_killed));
+  return true;
+}
+
+/* --max-threads is reached: report it, and stop the run (halt_status). */
+void prim_thread_limit(VM *vm);
+
+/* fork's work: a new thread running `action` (rooted by the caller, and
+ * checked: a runnable value, outside a transaction), in `thread`'s masking
+ * state, queued, its fork event traced; NULL when --max-threads stops the
+ * run (reported, halt_status set: PRIM_STOP). For prim_fork, forkAsync and
+ * the loop's inline fork: inline, so that a fork is one call, thread_new. */
+static inline ObjThread *prim_fork_child(VM *vm, ObjThread *thread, Value action) {
+  if (vm->config.max_threads && vm->live_threads >= vm->config.max_threads) {
+    prim_thread_limit(vm);
+    return NULL;
+  }
+  ObjThread *child = thread_new(vm, thread, action);
+  vm->stats.forks++;
+  child->mask = thread->mask; /* as forkIO: the child starts in the parent's masking state */
+  sched_enqueue(vm, child);
+  vm_event(vm, .kind = EV_FORK, .thread = thread, .other = child);
+  return child;
+}
 
 /* Say `what`: the line on write_say, the event in the trace. */
 void prim_emit_say(VM *vm, ObjThread *thread, Value what);

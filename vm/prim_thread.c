@@ -56,26 +56,14 @@ PrimResult prim_say(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   return prim_return_at_point(vm, thread, args, UNIT_VAL, NULL, false);
 }
 
-/* fork's work: a new thread running `action` (rooted by the caller), in
- * `thread`'s masking state, queued, its fork event traced; NULL when
- * --max-threads stops the run (reported, halt_status set: PRIM_STOP). */
-static ObjThread *fork_child(VM *vm, ObjThread *thread, Value action) {
-  if (vm->config.max_threads && vm->live_threads >= vm->config.max_threads) {
-    vm_report(vm, "simvm: thread limit reached: %d threads alive (--max-threads)\n", vm->live_threads);
-    vm->halt_status = SIM_LIMIT;
-    return NULL;
-  }
-  ObjThread *child = thread_new(vm, thread, action);
-  vm->stats.forks++;
-  child->mask = thread->mask; /* as forkIO: the child starts in the parent's masking state */
-  sched_enqueue(vm, child);
-  vm_event(vm, .kind = EV_FORK, .thread = thread, .other = child);
-  return child;
+void prim_thread_limit(VM *vm) {
+  vm_report(vm, "simvm: thread limit reached: %d threads alive (--max-threads)\n", vm->live_threads);
+  vm->halt_status = SIM_LIMIT;
 }
 
 PrimResult prim_fork(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   (void)by_prelude;
-  ObjThread *child = fork_child(vm, thread, args[0]);
+  ObjThread *child = prim_fork_child(vm, thread, args[0]);
   if (!child) return PRIM_STOP;
   return prim_return_at_point(vm, thread, args, OBJ_VAL(child), NULL, false);
 }
@@ -119,7 +107,7 @@ PrimResult op_async_fork(VM *vm, ObjThread *thread, CallFrame *frame) {
   Value call[4] = {OBJ_VAL(vm->async_thread_closure), slots[ASYNC_OUTER], slots[ASYNC_ACT], slots[ASYNC_VAR_SLOT]};
   ObjAction *body = obj_action(vm, ACTION_CALL, 4, call);
   *thread->sp++ = OBJ_VAL(body); /* rooted while the thread is made */
-  ObjThread *child = fork_child(vm, thread, OBJ_VAL(body));
+  ObjThread *child = prim_fork_child(vm, thread, OBJ_VAL(body));
   if (!child) return PRIM_STOP;
   thread->sp[-1] = OBJ_VAL(child);
   return vm->explore && explore_point(vm, thread, NULL, false) ? PRIM_SWITCH : PRIM_NEXT;
@@ -244,17 +232,10 @@ PrimResult prim_label_thread(VM *vm, ObjThread *thread, Value *args, bool by_pre
 PrimResult prim_kill(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   (void)by_prelude;
   /* kill(t) is throwTo(t, ThreadKilled); a thread asleep in delay, the
-   * common case, without prim_throw_to's general cases, and with no sink
-   * to hand the events to (they are only counted), so that it calls
-   * nothing and needs no frame */
+   * common case, without prim_throw_to's general cases */
   ObjThread *target = AS_THREAD(args[0]);
-  Value killed = OBJ_VAL(vm->thread_killed);
-  if (!vm->sink_count && sched_is_plain_sleeper(vm, target)) {
-    vm_event(vm, .kind = EV_KILL, .thread = thread, .other = target, .value = killed);
-    sched_throw_to_sleeper(vm, thread, target, killed);
-    return prim_return(thread, args, UNIT_VAL); /* no explorer: no scheduling point to ask about */
-  }
-  return prim_throw_to(vm, thread, args, target, killed, true);
+  if (prim_kill_sleeper(vm, thread, target)) return prim_return(thread, args, UNIT_VAL);
+  return prim_throw_to(vm, thread, args, target, OBJ_VAL(vm->thread_killed), true);
 }
 
 PrimResult prim_throw_to_thread(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {

@@ -66,7 +66,8 @@ void sched_delay(VM *vm, ObjThread *thread, int64_t ns) {
   thread->state = THREAD_BLOCKED;
   thread->blocked_on = BLOCKED_DELAY;
   vm->stats.timers_set++;
-  timer_heap_insert(heap, timer, sched_deadline(vm->now, ns), vm->timer_seq++);
+  int64_t when = ns > INT64_MAX - vm->now ? INT64_MAX : vm->now + ns; /* sched_deadline, for an ns >= 0 */
+  timer_heap_insert(heap, timer, when, vm->timer_seq++);
 }
 
 void sched_arm_tvar(VM *vm, ObjTVar *tvar, int64_t ns) {
@@ -502,8 +503,7 @@ static void report_deadlock(VM *vm) {
 
 SimStatus sched_main_ended(VM *vm, SimStatus status) {
   if (!vm->live) return status;
-  int count = 0;
-  for (ObjThread *t = vm->live; t; t = t->live_next) count++;
+  int count = vm->live_threads; /* the live list's length: no walk over every thread's object */
   vm_event(vm, .kind = EV_END, .mode = status, .count = count);
   if (status != SIM_OK || !vm->config.strict_shutdown) return status;
   /* io-sim's runSimStrictShutdown: a main that leaves threads behind fails */

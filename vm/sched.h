@@ -130,12 +130,13 @@ static inline bool sched_is_plain_sleeper(const VM *vm, const ObjThread *target)
   return target->state == THREAD_BLOCKED && target->blocked_on == BLOCKED_DELAY && target->mask == MASK_NONE &&
          !target->pending_count && !vm->explore;
 }
-/* Throw `exception` to such a target (see sched_is_plain_sleeper): its
- * timer is cancelled and it is queued, to raise the exception when it runs. */
+/* Throw `exception` to such a target (see sched_is_plain_sleeper) while
+ * no sink is active (its state event would go to none, and such events
+ * are not counted): its timer is cancelled and it is queued, to raise the
+ * exception when it runs. */
 static inline void sched_throw_to_sleeper(VM *vm, ObjThread *thrower, ObjThread *target, Value exception) {
   vm->stats.timers_cancelled++;
   timer_heap_remove(&vm->timers, &target->delay_timer);
-  vm_event(vm, .kind = EV_THREAD_STATE, .thread = target, .mode = TRACK_RUNNABLE);
   target->state = THREAD_RUNNABLE;
   target->blocked_on = BLOCKED_NONE;
   target->interrupted = true;

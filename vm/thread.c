@@ -22,39 +22,50 @@ static bool outgrows_inline(Value action) {
   return call->argc + AS_CLOSURE(call->args[0])->proto->max_slots > THREAD_INLINE_STACK;
 }
 
+/* A thread's start or state event, for the sinks: such events are not
+ * counted, so with no sink active there is nothing to do, and the event
+ * is built out of line (the hot callers then need no frame for it). */
+static __attribute__((noinline)) void state_event(VM *vm, ObjThread *thread, EventKind kind, int mode) {
+  vm_event(vm, .kind = kind, .thread = thread, .mode = mode);
+}
+
 ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   /* a fork's action is its argument, on the parent's stack: the collector
    * sees it there (main's is rooted here) */
   if (!parent) gc_push_root(vm, action);
   ObjThread *thread = (ObjThread *)gc_alloc(vm, sizeof(ObjThread), OBJ_THREAD);
   if (!parent) gc_pop_root(vm);
-  thread->parent = parent;
-  thread->child_number = parent ? ++parent->next_child : 0;
-  thread->next_child = 0;
-  thread->label = NULL;
-  thread->stack_capacity = THREAD_INLINE_STACK;
-  thread->stack = thread->inline_stack;
-  thread->sp = thread->stack;
-  thread->frame_capacity = THREAD_INLINE_FRAMES;
-  thread->frames = thread->inline_frames;
-  if (!parent || outgrows_inline(action)) start_pooled(vm, thread); /* main runs the program: it needs more */
+  /* in the order of the fields, so that the stores of constants merge;
+   * the wait's fields are set as a wait begins (read only through
+   * blocked_on), and raise_line with raise_file */
   thread->state = THREAD_RUNNABLE;
   thread->blocked_on = BLOCKED_NONE;
-  thread->delay_timer.set = false;
-  thread->delay_timer.kind = TIMER_DELAY;
-  thread->in_transaction = false;
-  thread->wait_count = 0;
   thread->mask = MASK_NONE;
   thread->interrupted = false;
-  /* the wait's fields are set as a wait begins (read only through
-   * blocked_on), and raise_line with raise_file */
-  thread->pending = thread->pending_one;
+  thread->in_transaction = false;
   thread->pending_count = 0;
+  thread->frame_count = 1;
+  thread->frame_capacity = THREAD_INLINE_FRAMES;
+  thread->stack_capacity = THREAD_INLINE_STACK;
+  thread->stack = thread->inline_stack;
+  thread->frames = thread->inline_frames;
+  thread->pending = thread->pending_one;
+  thread->delay_timer.set = false;
+  thread->delay_timer.kind = TIMER_DELAY;
+  thread->live_prev = NULL;
+  thread->live_next = vm->live;
+  thread->wait_count = 0;
   thread->pending_capacity = 1;
+  thread->parent = parent;
+  thread->label = NULL;
+  thread->child_number = parent ? ++parent->next_child : 0;
+  thread->next_child = 0;
   thread->raised_by = NULL;
   thread->raised_value = UNIT_VAL;
   thread->raise_file = NULL;
-
+  thread->explore_key = -1;
+  thread->profile_index = -1;
+  thread->serial = vm->thread_serial++;
   /* main's stream is the run's seed; a child's is split from its parent's
    * (splitmix64_next, its mixing left to thread_rng) */
   if (parent) {
@@ -66,21 +77,16 @@ ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
     thread->rng = vm->config.seed;
     thread->rng_mixed = true;
   }
-  thread->explore_key = -1;
-
-  thread->profile_index = -1;
-  thread->serial = vm->thread_serial++;
-  vm_event(vm, .kind = EV_THREAD_START, .thread = thread);
+  if (!parent || outgrows_inline(action)) start_pooled(vm, thread); /* main runs the program: it needs more */
 
   /* The base frame runs the action: [BIND, THREAD_EXIT] with it in slot 0
    * (every stack a thread starts on has room for it). */
-  *thread->sp++ = action;
+  thread->stack[0] = action;
+  thread->sp = thread->stack + 1;
   thread->frames[0] = (CallFrame){vm->entry_closure, vm->entry_closure->proto->chunk.code, thread->stack, -1};
-  thread->frame_count = 1;
 
+  if (vm->sink_count) state_event(vm, thread, EV_THREAD_START, 0);
   vm->live_threads++;
-  thread->live_prev = NULL;
-  thread->live_next = vm->live;
   if (vm->live) vm->live->live_prev = thread;
   vm->live = thread;
   return thread;
@@ -143,7 +149,7 @@ static void *grow(StackPool *pool, void *array, void *inline_array, int count, i
  * growing out of the inline ones, copying and fixing the frames up, cost
  * more than a tiny program's own work. */
 static void start_pooled(VM *vm, ObjThread *thread) {
-  thread->stack = thread->sp = pool_take(&vm->stack_pool, POOLED_STACK * sizeof(Value));
+  thread->stack = pool_take(&vm->stack_pool, POOLED_STACK * sizeof(Value));
   thread->stack_capacity = POOLED_STACK;
   thread->frames = pool_take(&vm->frame_pool, POOLED_FRAMES * sizeof(CallFrame));
   thread->frame_capacity = POOLED_FRAMES;
@@ -242,7 +248,7 @@ void thread_release(VM *vm, ObjThread *thread) {
   thread->blocked_on = BLOCKED_NONE;
   if (timer_is_set(&thread->delay_timer)) vm->stats.timers_cancelled++;
   timer_heap_remove(&vm->timers, &thread->delay_timer);
-  vm_event(vm, .kind = EV_THREAD_STATE, .thread = thread, .mode = TRACK_DONE);
+  if (vm->sink_count) state_event(vm, thread, EV_THREAD_STATE, TRACK_DONE);
   if (thread->stack != thread->inline_stack || thread->frames != thread->inline_frames) free_stacks(vm, thread);
   if (thread->pending != thread->pending_one) free(thread->pending);
   thread_drop_wait_set(thread);

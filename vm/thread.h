@@ -87,26 +87,49 @@ typedef struct {
 #define THREAD_INLINE_FRAMES 2
 
 struct ObjThread {
-  /* Fields are grouped by size so the object has no holes (but 3 bytes
-   * after in_transaction), and small ones are bytes: a million parked
-   * threads are a million of these (bench: forkIO 1000000). */
+  /* Fields are grouped by size so the object has no holes (but 2 bytes
+   * after rng_mixed), small ones are bytes, and those of the hot paths
+   * come first, together: a thread's first run, a kill of it asleep and
+   * its release read little beyond the first 64 bytes, the delay timer
+   * and the live links, so that they touch few cache lines of it (a
+   * million parked threads are a million of these: bench forkIO 1000000,
+   * and forkIO 250 is slower per thread than 50 by its cache misses). */
   Obj obj;
-  ObjThread *parent;       /* io-sim's fork-tree id: the parent's id ... */
-  ObjString *label;        /* labelThread, or NULL                  */
-  Value *stack;            /* value stack: [stack, sp)              */
-  Value *sp;
-  CallFrame *frames;
-  int child_number;        /* ... then this number (main: NULL, 0)   */
-  int next_child;          /* number given to the next child - 1    */
-  int stack_capacity;      /* values                                */
-  int frame_count;
-  int frame_capacity;
-  ThreadState state : 8;   /* a byte each, with `interrupted` one word */
+  ThreadState state : 8;   /* a byte each */
   BlockReason blocked_on : 8;
   MaskState mask : 8;
   bool interrupted;        /* woken from a wait by an exception: raise it even if masked */
+  bool in_transaction;
+  bool rng_mixed;          /* false: `rng` is the parent's state at the fork,
+                              not yet mixed into this thread's own */
+  int pending_count;       /* asynchronous exceptions not yet raised, FIFO */
+  int frame_count;
+  int frame_capacity;
+  int stack_capacity;      /* values                                */
+  Value *stack;            /* value stack: [stack, sp)              */
+  Value *sp;
+  CallFrame *frames;
+  Pending *pending;        /* pending_one, until a second one is pending   */
 
   Timer delay_timer;       /* owned: a thread waits on one delay at a time */
+  ObjThread *live_prev;    /* the VM's list of threads not yet done   */
+  ObjThread *live_next;
+  int wait_count;          /* TVars in wait_set, 0 when it holds none: outside
+                              the union, so it is always true */
+  int pending_capacity;
+  Pending pending_one[1];  /* so a kill costs no malloc                    */
+
+  /* A new thread's stacks are these, inside the object, so creating one
+   * is a single allocation; a stack that outgrows them moves to pooled or
+   * malloc'd storage (vm/thread.c). THREAD_INLINE_* cover a thread that
+   * runs a plain action such as `delay(d) >> say(s)`. */
+  CallFrame inline_frames[THREAD_INLINE_FRAMES];
+  Value inline_stack[THREAD_INLINE_STACK];
+
+  ObjThread *parent;       /* io-sim's fork-tree id: the parent's id ... */
+  ObjString *label;        /* labelThread, or NULL                  */
+  int child_number;        /* ... then this number (main: NULL, 0)   */
+  int next_child;          /* number given to the next child - 1    */
 
   /* What a blocked thread waits on. It waits on one thing at a time, so an
    * MVar's (or throwTo's) fields and a retry's share their storage: each
@@ -125,37 +148,19 @@ struct ObjThread {
       uint64_t block_seq;  /* when it blocked in retry                    */
     };
   };
-  int wait_count;          /* TVars in wait_set, 0 when it holds none: outside
-                              the union, so it is always true */
 
-  int pending_count;       /* asynchronous exceptions not yet raised, FIFO */
-  int pending_capacity;
-  int raise_line;          /* see raise_file                               */
-  Pending *pending;        /* pending_one, until a second one is pending   */
-  Pending pending_one[1];  /* so a kill costs no malloc                    */
   ObjThread *raised_by;    /* who threw the exception last raised: NULL when the
                               thread raised it itself (for the report if it dies) */
   Value raised_value;      /* that exception: throwing it again keeps raised_by */
   const char *raise_file;  /* where it was raised: the innermost frame of the
                               script's own code (NULL: none, prelude's only) */
+  int raise_line;          /* see raise_file                               */
 
+  int explore_key;         /* its id in schedule exploration (vm/explore.h), -1 until needed */
   uint64_t rng;            /* its stream of random(n) numbers (vm/random.h):
                               read it through thread_rng */
-  int explore_key;         /* its id in schedule exploration (vm/explore.h), -1 until needed */
   int profile_index;       /* its row in the profile, when profiling */
   int serial;              /* creation order in this run: its timeline track */
-  bool in_transaction;
-  bool rng_mixed;          /* false: `rng` is the parent's state at the fork,
-                              not yet mixed into this thread's own */
-  ObjThread *live_prev;    /* the VM's list of threads not yet done   */
-  ObjThread *live_next;
-
-  /* A new thread's stacks are these, inside the object, so creating one
-   * is a single allocation; a stack that outgrows them moves to pooled or
-   * malloc'd storage (vm/thread.c). THREAD_INLINE_* cover a thread that
-   * runs a plain action such as `delay(d) >> say(s)`. */
-  CallFrame inline_frames[THREAD_INLINE_FRAMES];
-  Value inline_stack[THREAD_INLINE_STACK];
 };
 
 /* The thread's random stream (vm/random.h). A child's state is its
