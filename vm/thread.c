@@ -264,6 +264,24 @@ void thread_release(VM *vm, ObjThread *thread) {
   thread->live_prev = thread->live_next = NULL;
 }
 
+void thread_release_all(VM *vm) {
+  for (ObjThread *thread = vm->live, *next; thread; thread = next) {
+    next = thread->live_next;
+    thread_free(vm, thread);
+    thread->state = THREAD_DONE;
+    thread->blocked_on = BLOCKED_NONE;
+    thread->delay_timer.set = false; /* the caller empties the timer heap */
+    thread->stack = thread->sp = NULL;
+    thread->frames = NULL;
+    thread->pending = NULL;
+    thread->stack_capacity = thread->frame_capacity = thread->frame_count = 0;
+    thread->pending_count = thread->pending_capacity = 0;
+    thread->live_prev = thread->live_next = NULL;
+  }
+  vm->live = NULL;
+  vm->live_threads = 0;
+}
+
 void thread_free(VM *vm, ObjThread *thread) {
   if (thread->stack) free_stacks(vm, thread);
   if (thread->pending != thread->pending_one) free(thread->pending);

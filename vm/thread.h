@@ -244,6 +244,11 @@ void thread_release(VM *vm, ObjThread *thread);
 /* Free the thread's arrays; called by the GC sweep. */
 void thread_free(VM *vm, ObjThread *thread);
 
+/* Release every live thread at a run's end, when nothing is told: what
+ * thread_release does but the timers (the caller empties the heap), the
+ * events (the sinks are stopped) and the unlinking one by one. */
+void thread_release_all(VM *vm);
+
 /* The script position of a frame, "what the user would call it": false for
  * the VM's own frames; a -O0 continuation frame reports the frame it holds. */
 bool thread_frame_location(VM *vm, const CallFrame *frame, const ObjProto **proto, int *line);

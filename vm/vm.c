@@ -426,7 +426,7 @@ static Value main_action(VM *vm, int index) {
 /* Empty the scheduler: the threads, timers and run queue a run left. */
 static inline void reset_scheduler(VM *vm) {
   events_stop(vm); /* the run's sinks see nothing of its end */
-  while (vm->live) thread_release(vm, vm->live);
+  thread_release_all(vm);
   timer_heap_clear(&vm->timers);
   vm->run_queue.count = 0;
   vm->run_queue.head = 0;
