@@ -1122,18 +1122,20 @@ next_thread:
   CASE(ASYNC_FAILED): VM_OP(op_async_failed);
   CASE(ASYNC_WRITE): VM_OP(op_async_write);
   /* replicateMOnto's loop (vm/prim_loop.c): slot 0 counts down, slot 2
-   * collects the results, newest first */
+   * is the list of results, in order, slot 3 its last cell (cells of its
+   * own, which only it can see until it returns) */
   CASE(REPEAT_STEP):
     if (AS_INT(slots[0]) > 0) DISPATCH();
-    STORE_FRAME(); /* the reverse allocates: the list is rooted in its slot */
-    PUSH(ops_reverse_onto(vm, slots[2], NIL_VAL));
+    PUSH(slots[2]);
     ip += 4; /* over GET_LOCAL 1, BIND, REPEAT_NEXT: to the RETURN */
     DISPATCH();
   CASE(REPEAT_NEXT): {
     STORE_FRAME(); /* the cell allocates: the result is rooted on the stack */
-    ObjCons *cell = cons_new(vm, PEEK(0), slots[2]);
+    ObjCons *cell = cons_new(vm, PEEK(0), NIL_VAL);
     sp--;
-    slots[2] = OBJ_VAL(cell);
+    if (IS_NIL(slots[3])) slots[2] = OBJ_VAL(cell);
+    else AS_CONS(slots[3])->tail = cell;
+    slots[3] = OBJ_VAL(cell);
     slots[0] = INT_VAL(AS_INT(slots[0]) - 1);
     ip = frame->closure->proto->chunk.code;
     DISPATCH();

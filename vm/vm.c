@@ -187,12 +187,13 @@ static ObjClosure *make_async_thread(VM *vm) {
   return closure;
 }
 
-/* replicateMOnto(n, act, acc) (vm/prim_loop.c): slots 0 to 2 hold them.
- * REPEAT_STEP ends the loop, skipping to the RETURN; REPEAT_NEXT goes back
- * to the start, past a BIND: the limits are checked every round. */
+/* replicateMOnto(n, act, acc) (vm/prim_loop.c): slots 0 and 1 hold n and
+ * act, slots 2 and 3 the results so far and their last cell. REPEAT_STEP
+ * ends the loop, skipping to the RETURN; REPEAT_NEXT goes back to the
+ * start, past a BIND: the limits are checked every round. */
 static ObjClosure *make_replicate(VM *vm) {
   int at[LABEL_COUNT];
-  ObjClosure *closure = ASSEMBLE(vm, "replicateMOnto", 5, 0, at,
+  ObjClosure *closure = ASSEMBLE(vm, "replicateMOnto", 6, 0, at,
                                  OP(REPEAT_STEP), OP1(GET_LOCAL, 1), OP(BIND), OP(REPEAT_NEXT),
                                  LABEL(L_DONE), OP(RETURN));
   if (at[L_DONE] != 5) { /* interp.c's REPEAT_STEP skips 4 bytes, from past it to the RETURN */
