@@ -1078,7 +1078,7 @@ next_thread:
   CASE(TX_TRACED): VM_OP(op_tx_traced);
   CASE(TX_MARK): VM_OP(op_tx_mark);
   CASE(OR_ELSE_CATCH): VM_OP(op_or_else_catch);
-  CASE(TX_ABORT): VM_OP(op_tx_abort);
+  CASE(TX_ABORT): vm->steps = steps; VM_OP(op_tx_abort); /* steps: for stm_retry_alone */
   CASE(ASYNC_VAR): VM_OP(op_async_var);
   CASE(ASYNC_FORK): VM_OP(op_async_fork);
   CASE(ASYNC_DONE): VM_OP(op_async_done);

@@ -203,6 +203,7 @@ PrimResult op_tx_abort(VM *vm, ObjThread *thread, CallFrame *frame) {
     return PRIM_RAISE;
   }
   thread->in_transaction = true;
+  if (stm_retry_alone(vm, thread)) return PRIM_NEXT;
   stm_block(vm, thread);
   return PRIM_SWITCH;
 }

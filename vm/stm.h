@@ -48,6 +48,17 @@ int stm_commit(VM *vm, ObjThread *thread, bool internal);
  * its read set, which becomes the thread's wait set, is written. */
 void stm_block(VM *vm, ObjThread *thread);
 
+/* After a retry (the writes rolled back), the case of a thread waiting for
+ * its own registerDelay alone: when the earliest timer is that of a TVar
+ * the transaction read, nothing else is due at that instant, no thread is
+ * runnable or waits on the TVar, no exception is pending and no sink or
+ * explorer is told, blocking would only fire the timer and wake this
+ * thread at once. Then move the clock, set the TVar, count what the round
+ * trip would have and return true: the transaction runs again now. Else
+ * false (stm_block). vm->steps must be current: a stop due is left to the
+ * round trip. */
+bool stm_retry_alone(VM *vm, ObjThread *thread);
+
 /* Take a thread blocked in retry off the TVars it waits on (in O(1): its
  * entries there become stale). */
 void stm_cancel_wait(ObjThread *thread);
