@@ -1012,6 +1012,11 @@ next_thread:
       PUSH_UNIT_RESULT(); /* the delay is over: a POP after it runs now */
       DISPATCH();
     }
+    switch (sched_delay_own_timeout(vm, thread, delay_ns, steps, &exc)) { /* only its own timeout is due first */
+      case DELAY_BLOCKS: break;
+      case DELAY_DONE: PUSH_UNIT_RESULT(); DISPATCH();
+      case DELAY_INTERRUPTED: PUSH(UNIT_VAL); STORE_FRAME(); goto throw_exception;
+    }
     /* not fused: a POP after it runs when the thread wakes, unless it is
      * killed first (the profiled loop would never count that POP) */
     PUSH(UNIT_VAL);

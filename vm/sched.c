@@ -69,6 +69,44 @@ void sched_delay(VM *vm, ObjThread *thread, int64_t ns) {
   timer_heap_insert(heap, timer, sched_deadline(vm->now, ns), vm->timer_seq++);
 }
 
+DelayOutcome sched_delay_own_timeout(VM *vm, ObjThread *thread, int64_t ns, uint64_t steps, Value *interrupt) {
+  TimerHeap *heap = &vm->timers;
+  if (vm->run_queue.count || !heap->count || !timer_entry_live(&heap->items[0])) return DELAY_BLOCKS;
+  if (steps >= atomic_load_explicit(&vm->stop_at, memory_order_relaxed)) return DELAY_BLOCKS; /* the round trip stops */
+  Timer *timer = heap->items[0].timer;
+  int64_t end = sched_deadline(vm->now, ns), when = timer->when;
+  if (timer->kind != TIMER_TIMEOUT || when > end || when > vm->time_limit) return DELAY_BLOCKS;
+  ObjTimeout *timeout = (ObjTimeout *)timer_owner(timer);
+  if (timeout->thread != thread || (when < end && thread->mask == MASK_UNINTERRUPTIBLE)) return DELAY_BLOCKS;
+  /* a second entry at that instant (live or not) would be a child of the top */
+  for (int i = 1; i <= TIMER_HEAP_ARITY && i < heap->count; i++)
+    if (heap->items[i].when == when) return DELAY_BLOCKS;
+  /* the delay's timer, set (and cancelled, or fired with the timeout) */
+  vm->timer_seq++;
+  vm->stats.timers_set++;
+  vm->now = when;
+  timer_heap_pop(heap);
+  if (when == end) {
+    /* fire_timers: the delay wakes the thread, then the interrupt queues */
+    vm->stats.timers_fired += 2;
+    vm->stats.events += 2; /* the delay and its wake */
+    if (vm->stats.run_queue_peak < 2) vm->stats.run_queue_peak = 2;
+    timeout->state = TIMEOUT_FIRED;
+    run_queue_push(vm, &timeout->obj);
+    return DELAY_DONE;
+  }
+  /* the interrupt, queued and taken at once: the delay cancelled, the
+   * thread woken to raise it (sched_throw_to, sched_take_pending) */
+  vm->stats.timers_fired++;
+  vm->stats.timers_cancelled++;
+  vm->stats.events += 2; /* the delay, the timeout firing */
+  timeout->state = TIMEOUT_THROWN;
+  thread->interrupted = false;
+  *interrupt = OBJ_VAL(timeout);
+  thread_note_raise(vm, thread, *interrupt, NULL);
+  return DELAY_INTERRUPTED;
+}
+
 void sched_arm_tvar(VM *vm, ObjTVar *tvar, int64_t ns) {
   vm->stats.timers_set++;
   timer_heap_insert(&vm->timers, &tvar->timer, sched_deadline(vm->now, ns), vm->timer_seq++);

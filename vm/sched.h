@@ -99,6 +99,24 @@ static inline bool sched_delay_alone(VM *vm, int64_t ns) {
   return true;
 }
 
+/* What sched_delay_own_timeout found. */
+typedef enum {
+  DELAY_BLOCKS,       /* the general case: sched_delay                       */
+  DELAY_DONE,         /* the delay is over: the thread goes on               */
+  DELAY_INTERRUPTED   /* the thread's timeout fired first: raise *interrupt  */
+} DelayOutcome;
+
+/* The case sched_delay_alone leaves to the round trip when the earliest
+ * timer is a timeout of the running thread itself, due before the delay
+ * ends or with it, and nothing else is due at that instant or runnable:
+ * move the clock and count what blocking, firing and waking would have
+ * (no sink or explorer is told, no exception is pending, `steps`, the
+ * instructions run, leave the run going). At the delay's own end the delay
+ * wakes first and the fired timeout's interrupt is queued (DELAY_DONE);
+ * before it, unless the thread is masked uninterruptibly, the interrupt is
+ * thrown at once (DELAY_INTERRUPTED). Else DELAY_BLOCKS, nothing done. */
+DelayOutcome sched_delay_own_timeout(VM *vm, ObjThread *thread, int64_t ns, uint64_t steps, Value *interrupt);
+
 /* Arm `timeout` to fire `ns` (> 0) from now. */
 void sched_arm_timeout(VM *vm, ObjTimeout *timeout, int64_t ns);
 
