@@ -33,13 +33,6 @@ void run_queue_free(RunQueue *queue) {
   queue->count = queue->capacity = queue->head = 0;
 }
 
-bool sched_yield_thread(VM *vm, ObjThread *thread) {
-  /* the run queue peak needs no update: main was queued */
-  if (!vm->run_queue.count && !vm->explore && !thread->pending_count) return false;
-  sched_enqueue(vm, thread);
-  return true;
-}
-
 void sched_block(VM *vm, ObjThread *thread, BlockReason reason) {
   thread->state = THREAD_BLOCKED;
   thread->blocked_on = reason;
@@ -85,7 +78,7 @@ DelayOutcome sched_delay_own_timeout(VM *vm, ObjThread *thread, int64_t ns, uint
   vm->timer_seq++;
   vm->stats.timers_set++;
   vm->now = when;
-  timer_heap_pop(heap);
+  timer_heap_take_top(heap);
   if (when == end) {
     /* fire_timers: the delay wakes the thread, then the interrupt queues */
     vm->stats.timers_fired += 2;
@@ -262,7 +255,7 @@ static void fire_timers(VM *vm) {
       vm->due_capacity = vm->due_capacity ? vm->due_capacity * 2 : 16;
       vm->due = xrealloc(vm->due, (size_t)vm->due_capacity * sizeof(Timer *));
     }
-    vm->due[count++] = timer_heap_pop(&vm->timers);
+    vm->due[count++] = timer_heap_take_top(&vm->timers); /* peek left the top live */
   }
   vm->stats.timers_fired += (uint64_t)count;
   /* as io-sim: registerDelay's TVars first (set, then their readers woken,

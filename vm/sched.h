@@ -33,8 +33,13 @@ static inline void sched_enqueue(VM *vm, ObjThread *thread) { run_queue_push(vm,
  * queued, when no one could tell the difference: no other thread is
  * runnable (sched_next would pick this one at once, firing no timer), no
  * exception is pending (a switch would raise it) and no explorer counts
- * the point; the caller goes on. */
-bool sched_yield_thread(VM *vm, ObjThread *thread);
+ * the point; the caller goes on. Inline: every commit yields. */
+static inline bool sched_yield_thread(VM *vm, ObjThread *thread) {
+  /* the run queue peak needs no update: main was queued */
+  if (!vm->run_queue.count && !vm->explore && !thread->pending_count) return false;
+  sched_enqueue(vm, thread);
+  return true;
+}
 
 /* sched_next's general case, out of line: timeouts' interrupts, entries
  * of threads that are no longer runnable, timers, the explorer. */

@@ -28,7 +28,7 @@ void stm_end(VM *vm, ObjThread *thread) {
   vm->stm.read_count = 0;
 }
 
-void stm_read(VM *vm, ObjTVar *tvar) {
+void stm_read_slow(VM *vm, ObjTVar *tvar) {
   if (vm->explore) explore_access(vm, &tvar->obj, false);
   StmLog *log = &vm->stm;
   if (tvar->read_stamp == log->id) return;
@@ -192,7 +192,7 @@ int stm_commit(VM *vm, ObjThread *thread, bool internal) {
   /* the written TVars, each once, in the order first written */
   StmLog *log = &vm->stm;
   int count = 0;
-  uint64_t stamp = ++vm->transaction_counter;
+  uint64_t stamp = log->undo_count ? ++vm->transaction_counter : 0; /* stamps are only compared for equality */
   for (int i = 0; i < log->undo_count; i++) {
     ObjTVar *tvar = log->undo[i].tvar;
     if (tvar->write_stamp == stamp) continue;
@@ -202,7 +202,7 @@ int stm_commit(VM *vm, ObjThread *thread, bool internal) {
   }
   stm_end(vm, thread);
   vm_event(vm, .kind = EV_COMMITTED, .thread = thread, .internal = internal, .tvars = log->written, .count = count);
-  return wake_readers(vm, count);
+  return count ? wake_readers(vm, count) : 0;
 }
 
 bool stm_retry_alone(VM *vm, ObjThread *thread) {
@@ -226,7 +226,7 @@ bool stm_retry_alone(VM *vm, ObjThread *thread) {
   vm->block_counter++;
   thread->block_seq = 0;
   vm->now = timer->when;
-  timer_heap_pop(heap);
+  timer_heap_take_top(heap);
   vm->stats.timers_fired++;
   vm->stats.events += 2; /* the retry and the wake */
   tvar->value = BOOL_VAL(true);

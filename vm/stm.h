@@ -19,8 +19,21 @@ void stm_begin(VM *vm, ObjThread *thread);
  * its writes rolled back): the logs are empty again. */
 void stm_end(VM *vm, ObjThread *thread);
 
-/* Record that the running transaction read `tvar`. */
-void stm_read(VM *vm, ObjTVar *tvar);
+/* stm_read in general: an explorer to tell, the read set full. */
+void stm_read_slow(VM *vm, ObjTVar *tvar);
+
+/* Record that the running transaction read `tvar`. Inline: every readTVar
+ * does, most often of a TVar not read yet, into a read set with room. */
+static inline void stm_read(VM *vm, ObjTVar *tvar) {
+  StmLog *log = &vm->stm;
+  if (tvar->read_stamp == log->id && !vm->explore) return;
+  if (__builtin_expect(vm->explore || log->read_count == log->read_capacity, 0)) {
+    stm_read_slow(vm, tvar);
+    return;
+  }
+  tvar->read_stamp = log->id;
+  log->reads[log->read_count++] = tvar;
+}
 
 /* Write `value` to `tvar`, logging the old value. */
 void stm_write(VM *vm, ObjTVar *tvar, Value value);
