@@ -1015,7 +1015,13 @@ next_thread:
     switch (sched_delay_own_timeout(vm, thread, delay_ns, steps, &exc)) { /* only its own timeout is due first */
       case DELAY_BLOCKS: break;
       case DELAY_DONE: PUSH_UNIT_RESULT(); DISPATCH();
-      case DELAY_INTERRUPTED: PUSH(UNIT_VAL); STORE_FRAME(); goto throw_exception;
+      case DELAY_INTERRUPTED:
+        PUSH(UNIT_VAL);
+        STORE_FRAME();
+        if (!prim_timeout_caught_at_once(vm, thread, exc)) goto throw_exception;
+        steps++; /* the TIMEOUT_CATCH it ran */
+        LOAD_FRAME();
+        DISPATCH();
     }
     /* not fused: a POP after it runs when the thread wakes, unless it is
      * killed first (the profiled loop would never count that POP) */
