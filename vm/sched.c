@@ -111,21 +111,16 @@ void sched_arm_timeout(VM *vm, ObjTimeout *timeout, int64_t ns) {
   timer_heap_insert(&vm->timers, &timeout->timer, sched_deadline(vm->now, ns), vm->timer_seq++);
 }
 
-void sched_disarm_timeout(VM *vm, ObjTimeout *timeout) {
-  if (timer_is_set(&timeout->timer)) vm->stats.timers_cancelled++;
-  timer_heap_remove(&vm->timers, &timeout->timer);
-  if (timeout->state == TIMEOUT_THROWN) {
-    /* thrown but still waiting (the thread was masked): withdraw it, so the
-     * interrupt of a finished timeout never escapes it */
-    ObjThread *thread = timeout->thread;
-    for (int i = 0; i < thread->pending_count; i++) {
-      if (!IS_TIMEOUT(thread->pending[i].exception) || AS_TIMEOUT(thread->pending[i].exception) != timeout) continue;
-      memmove(&thread->pending[i], &thread->pending[i + 1], (size_t)(thread->pending_count - i - 1) * sizeof(Pending));
-      thread->pending_count--;
-      break;
-    }
+void sched_disarm_thrown(ObjTimeout *timeout) {
+  /* thrown but still waiting (the thread was masked): withdraw it, so the
+   * interrupt of a finished timeout never escapes it */
+  ObjThread *thread = timeout->thread;
+  for (int i = 0; i < thread->pending_count; i++) {
+    if (!IS_TIMEOUT(thread->pending[i].exception) || AS_TIMEOUT(thread->pending[i].exception) != timeout) continue;
+    memmove(&thread->pending[i], &thread->pending[i + 1], (size_t)(thread->pending_count - i - 1) * sizeof(Pending));
+    thread->pending_count--;
+    break;
   }
-  timeout->state = TIMEOUT_DISARMED;
 }
 
 void sched_wake_by(VM *vm, ObjThread *thread, ObjTVar *by) {

@@ -125,9 +125,20 @@ DelayOutcome sched_delay_own_timeout(VM *vm, ObjThread *thread, int64_t ns, uint
 /* Arm `timeout` to fire `ns` (> 0) from now. */
 void sched_arm_timeout(VM *vm, ObjTimeout *timeout, int64_t ns);
 
+/* sched_disarm_timeout of a timeout whose interrupt was thrown. */
+void sched_disarm_thrown(ObjTimeout *timeout);
+
 /* Disarm a timeout whose action finished or unwound: its timer is
- * cancelled, or its queued interrupt will do nothing. */
-void sched_disarm_timeout(VM *vm, ObjTimeout *timeout);
+ * cancelled, or its queued interrupt will do nothing. Inline: every
+ * timeout's action that finishes in time disarms it. */
+static inline void sched_disarm_timeout(VM *vm, ObjTimeout *timeout) {
+  if (timer_is_set(&timeout->timer)) {
+    vm->stats.timers_cancelled++;
+    timer_heap_remove(&vm->timers, &timeout->timer);
+  }
+  if (__builtin_expect(timeout->state == TIMEOUT_THROWN, 0)) sched_disarm_thrown(timeout);
+  timeout->state = TIMEOUT_DISARMED;
+}
 
 /* Make a blocked thread runnable again (trace: wake) at the back of the queue. */
 void sched_wake(VM *vm, ObjThread *thread);
