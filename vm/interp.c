@@ -1083,7 +1083,7 @@ next_thread:
   CASE(CATCH_HANDLER): VM_OP(op_catch_handler);
   CASE(MASK_POP): VM_OP(op_mask_pop);
   CASE(MASK_UNWIND): VM_OP(op_mask_unwind);
-  CASE(TX_BEGIN): VM_OP(op_tx_begin);
+  CASE(TX_BEGIN): op_tx_begin(vm, thread, frame); DISPATCH(); /* it reads no ip or sp, and goes on */
   CASE(TX_COMMIT): VM_OP(op_tx_commit);
   CASE(TX_TRACE): VM_OP(op_tx_trace);
   CASE(TX_TRACED): VM_OP(op_tx_traced);

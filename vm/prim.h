@@ -155,6 +155,7 @@ bool prim_timeout_caught_at_once(VM *vm, ObjThread *thread, Value interrupt);
 PrimResult op_catch_handler(VM *vm, ObjThread *thread, CallFrame *frame);
 PrimResult op_mask_pop(VM *vm, ObjThread *thread, CallFrame *frame);
 PrimResult op_mask_unwind(VM *vm, ObjThread *thread, CallFrame *frame);
+/* Always PRIM_NEXT, touching neither ip nor sp: the loop calls it in place. */
 PrimResult op_tx_begin(VM *vm, ObjThread *thread, CallFrame *frame);
 PrimResult op_tx_commit(VM *vm, ObjThread *thread, CallFrame *frame);
 PrimResult op_tx_trace(VM *vm, ObjThread *thread, CallFrame *frame);
