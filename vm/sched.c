@@ -62,9 +62,9 @@ void sched_delay(VM *vm, ObjThread *thread, int64_t ns) {
   timer_heap_insert(heap, timer, sched_deadline(vm->now, ns), vm->timer_seq++);
 }
 
-DelayOutcome sched_delay_own_timeout(VM *vm, ObjThread *thread, int64_t ns, uint64_t steps, Value *interrupt) {
+DelayOutcome sched_delay_own_timeout_slow(VM *vm, ObjThread *thread, int64_t ns, uint64_t steps, Value *interrupt) {
   TimerHeap *heap = &vm->timers;
-  if (vm->run_queue.count || !heap->count || !timer_entry_live(&heap->items[0])) return DELAY_BLOCKS;
+  if (!timer_entry_live(&heap->items[0])) return DELAY_BLOCKS; /* the inline part saw entries, an empty queue */
   if (steps >= atomic_load_explicit(&vm->stop_at, memory_order_relaxed)) return DELAY_BLOCKS; /* the round trip stops */
   Timer *timer = heap->items[0].timer;
   int64_t end = sched_deadline(vm->now, ns), when = timer->when;

@@ -120,7 +120,13 @@ typedef enum {
  * wakes first and the fired timeout's interrupt is queued (DELAY_DONE);
  * before it, unless the thread is masked uninterruptibly, the interrupt is
  * thrown at once (DELAY_INTERRUPTED). Else DELAY_BLOCKS, nothing done. */
-DelayOutcome sched_delay_own_timeout(VM *vm, ObjThread *thread, int64_t ns, uint64_t steps, Value *interrupt);
+DelayOutcome sched_delay_own_timeout_slow(VM *vm, ObjThread *thread, int64_t ns, uint64_t steps, Value *interrupt);
+static inline DelayOutcome sched_delay_own_timeout(VM *vm, ObjThread *thread, int64_t ns, uint64_t steps,
+                                                   Value *interrupt) {
+  /* inline, the commonest refusal: other threads to run (the rest out of line) */
+  if (vm->run_queue.count || !vm->timers.count) return DELAY_BLOCKS;
+  return sched_delay_own_timeout_slow(vm, thread, ns, steps, interrupt);
+}
 
 /* Arm `timeout` to fire `ns` (> 0) from now. */
 void sched_arm_timeout(VM *vm, ObjTimeout *timeout, int64_t ns);
