@@ -1048,6 +1048,17 @@ next_thread:
       PUSH_UNIT_RESULT(); /* the delay is over: a POP after it runs now */
       DISPATCH();
     }
+    switch (sched_delay_own_timeout(vm, thread, delay_ns, steps, &exc)) { /* only its own timeout is due first */
+      case DELAY_BLOCKS: break;
+      case DELAY_DONE: PUSH_UNIT_RESULT(); DISPATCH();
+      case DELAY_INTERRUPTED:
+        PUSH(UNIT_VAL);
+        STORE_FRAME();
+        if (!prim_timeout_caught_at_once(vm, thread, exc)) goto throw_exception;
+        steps++; /* the TIMEOUT_CATCH it ran */
+        LOAD_FRAME();
+        DISPATCH();
+    }
     /* not fused: a POP after it runs when the thread wakes, unless it is
      * killed first (the profiled loop would never count that POP) */
     PUSH(UNIT_VAL);
@@ -1108,13 +1119,13 @@ next_thread:
   CASE(CATCH_HANDLER): VM_OP(op_catch_handler);
   CASE(MASK_POP): VM_OP(op_mask_pop);
   CASE(MASK_UNWIND): VM_OP(op_mask_unwind);
-  CASE(TX_BEGIN): VM_OP(op_tx_begin);
+  CASE(TX_BEGIN): op_tx_begin(vm, thread, frame); DISPATCH(); /* it reads no ip or sp, and goes on */
   CASE(TX_COMMIT): VM_OP(op_tx_commit);
   CASE(TX_TRACE): VM_OP(op_tx_trace);
   CASE(TX_TRACED): VM_OP(op_tx_traced);
   CASE(TX_MARK): VM_OP(op_tx_mark);
   CASE(OR_ELSE_CATCH): VM_OP(op_or_else_catch);
-  CASE(TX_ABORT): VM_OP(op_tx_abort);
+  CASE(TX_ABORT): vm->steps = steps; VM_OP(op_tx_abort); /* steps: for stm_retry_alone */
   CASE(ASYNC_VAR): VM_OP(op_async_var);
   CASE(ASYNC_FORK): VM_OP(op_async_fork);
   CASE(ASYNC_DONE): VM_OP(op_async_done);

@@ -182,9 +182,15 @@ void prim_set_mask(VM *vm, ObjThread *thread, MaskState mask, bool internal);
 PrimResult op_timeout_arm(VM *vm, ObjThread *thread, CallFrame *frame);
 PrimResult op_timeout_disarm(VM *vm, ObjThread *thread, CallFrame *frame);
 PrimResult op_timeout_catch(VM *vm, ObjThread *thread, CallFrame *frame);
+/* A timeout's `interrupt` is raised in a thread whose innermost frame is
+ * that timeout's own, in its action (timeout(d, delay(x))): unwinding
+ * would stop there at once and TIMEOUT_CATCH return none. Do both and
+ * return true (the caller counts the TIMEOUT_CATCH); else false. */
+bool prim_timeout_caught_at_once(VM *vm, ObjThread *thread, Value interrupt);
 PrimResult op_catch_handler(VM *vm, ObjThread *thread, CallFrame *frame);
 PrimResult op_mask_pop(VM *vm, ObjThread *thread, CallFrame *frame);
 PrimResult op_mask_unwind(VM *vm, ObjThread *thread, CallFrame *frame);
+/* Always PRIM_NEXT, touching neither ip nor sp: the loop calls it in place. */
 PrimResult op_tx_begin(VM *vm, ObjThread *thread, CallFrame *frame);
 PrimResult op_tx_commit(VM *vm, ObjThread *thread, CallFrame *frame);
 PrimResult op_tx_trace(VM *vm, ObjThread *thread, CallFrame *frame);

@@ -125,7 +125,7 @@ PrimResult op_tx_begin(VM *vm, ObjThread *thread, CallFrame *frame) {
  * (the common case), TX_TRACE's work is done here: skip to the RETURN and
  * yield. */
 PrimResult op_tx_commit(VM *vm, ObjThread *thread, CallFrame *frame) {
-  Value traces = stm_traced_writes(vm, thread);
+  Value traces = vm->stm.undo_count ? stm_traced_writes(vm, thread) : NIL_VAL; /* a read-only one traces nothing */
   if (IS_NIL(traces)) {
     stm_commit(vm, thread, frame->closure->proto->prelude);
     frame->ip += 4; /* over TX_TRACE, CALL 2, TX_TRACED */
@@ -203,6 +203,7 @@ PrimResult op_tx_abort(VM *vm, ObjThread *thread, CallFrame *frame) {
     return PRIM_RAISE;
   }
   thread->in_transaction = true;
+  if (stm_retry_alone(vm, thread)) return PRIM_NEXT;
   stm_block(vm, thread);
   return PRIM_SWITCH;
 }

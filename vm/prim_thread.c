@@ -289,6 +289,17 @@ PrimResult op_timeout_disarm(VM *vm, ObjThread *thread, CallFrame *frame) {
   return PRIM_NEXT;
 }
 
+bool prim_timeout_caught_at_once(VM *vm, ObjThread *thread, Value interrupt) {
+  CallFrame *frame = &thread->frames[thread->frame_count - 1];
+  const ObjProto *proto = frame->closure->proto;
+  if (frame->closure != vm->timeout_closure || frame->ip > proto->chunk.code + proto->handler) return false;
+  if (!IS_TIMEOUT(frame->slots[2]) || AS_TIMEOUT(frame->slots[2]) != AS_TIMEOUT(interrupt)) return false;
+  thread->sp = frame->slots; /* what op_timeout_catch does with its own interrupt */
+  thread->frame_count--;
+  *thread->sp++ = NONE_VAL;
+  return true;
+}
+
 /* The handler: our own timeout's interrupt means none; anything else
  * cancels the timer and goes on unwinding. */
 PrimResult op_timeout_catch(VM *vm, ObjThread *thread, CallFrame *frame) {

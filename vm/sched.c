@@ -33,13 +33,6 @@ void run_queue_free(RunQueue *queue) {
   queue->count = queue->capacity = queue->head = 0;
 }
 
-bool sched_yield_thread(VM *vm, ObjThread *thread) {
-  /* the run queue peak needs no update: main was queued */
-  if (!vm->run_queue.count && !vm->explore && !thread->pending_count) return false;
-  sched_enqueue(vm, thread);
-  return true;
-}
-
 void sched_block(VM *vm, ObjThread *thread, BlockReason reason) {
   thread->state = THREAD_BLOCKED;
   thread->blocked_on = reason;
@@ -70,6 +63,44 @@ void sched_delay(VM *vm, ObjThread *thread, int64_t ns) {
   timer_heap_insert(heap, timer, when, vm->timer_seq++);
 }
 
+DelayOutcome sched_delay_own_timeout_slow(VM *vm, ObjThread *thread, int64_t ns, uint64_t steps, Value *interrupt) {
+  TimerHeap *heap = &vm->timers;
+  if (!timer_entry_live(&heap->items[0])) return DELAY_BLOCKS; /* the inline part saw entries, an empty queue */
+  if (steps >= atomic_load_explicit(&vm->stop_at, memory_order_relaxed)) return DELAY_BLOCKS; /* the round trip stops */
+  Timer *timer = heap->items[0].timer;
+  int64_t end = sched_deadline(vm->now, ns), when = timer->when;
+  if (timer->kind != TIMER_TIMEOUT || when > end || when > vm->time_limit) return DELAY_BLOCKS;
+  ObjTimeout *timeout = (ObjTimeout *)timer_owner(timer);
+  if (timeout->thread != thread || (when < end && thread->mask == MASK_UNINTERRUPTIBLE)) return DELAY_BLOCKS;
+  /* a second entry at that instant (live or not) would be a child of the top */
+  for (int i = 1; i <= TIMER_HEAP_ARITY && i < heap->count; i++)
+    if (heap->items[i].when == when) return DELAY_BLOCKS;
+  /* the delay's timer, set (and cancelled, or fired with the timeout) */
+  vm->timer_seq++;
+  vm->stats.timers_set++;
+  vm->now = when;
+  timer_heap_take_top(heap);
+  if (when == end) {
+    /* fire_timers: the delay wakes the thread, then the interrupt queues */
+    vm->stats.timers_fired += 2;
+    vm->stats.events += 2; /* the delay and its wake */
+    if (vm->stats.run_queue_peak < 2) vm->stats.run_queue_peak = 2;
+    timeout->state = TIMEOUT_FIRED;
+    run_queue_push(vm, &timeout->obj);
+    return DELAY_DONE;
+  }
+  /* the interrupt, queued and taken at once: the delay cancelled, the
+   * thread woken to raise it (sched_throw_to, sched_take_pending) */
+  vm->stats.timers_fired++;
+  vm->stats.timers_cancelled++;
+  vm->stats.events += 2; /* the delay, the timeout firing */
+  timeout->state = TIMEOUT_THROWN;
+  thread->interrupted = false;
+  *interrupt = OBJ_VAL(timeout);
+  thread_note_raise(vm, thread, *interrupt, NULL);
+  return DELAY_INTERRUPTED;
+}
+
 void sched_arm_tvar(VM *vm, ObjTVar *tvar, int64_t ns) {
   vm->stats.timers_set++;
   timer_heap_insert(&vm->timers, &tvar->timer, sched_deadline(vm->now, ns), vm->timer_seq++);
@@ -81,21 +112,16 @@ void sched_arm_timeout(VM *vm, ObjTimeout *timeout, int64_t ns) {
   timer_heap_insert(&vm->timers, &timeout->timer, sched_deadline(vm->now, ns), vm->timer_seq++);
 }
 
-void sched_disarm_timeout(VM *vm, ObjTimeout *timeout) {
-  if (timer_is_set(&timeout->timer)) vm->stats.timers_cancelled++;
-  timer_heap_remove(&vm->timers, &timeout->timer);
-  if (timeout->state == TIMEOUT_THROWN) {
-    /* thrown but still waiting (the thread was masked): withdraw it, so the
-     * interrupt of a finished timeout never escapes it */
-    ObjThread *thread = timeout->thread;
-    for (int i = 0; i < thread->pending_count; i++) {
-      if (!IS_TIMEOUT(thread->pending[i].exception) || AS_TIMEOUT(thread->pending[i].exception) != timeout) continue;
-      memmove(&thread->pending[i], &thread->pending[i + 1], (size_t)(thread->pending_count - i - 1) * sizeof(Pending));
-      thread->pending_count--;
-      break;
-    }
+void sched_disarm_thrown(ObjTimeout *timeout) {
+  /* thrown but still waiting (the thread was masked): withdraw it, so the
+   * interrupt of a finished timeout never escapes it */
+  ObjThread *thread = timeout->thread;
+  for (int i = 0; i < thread->pending_count; i++) {
+    if (!IS_TIMEOUT(thread->pending[i].exception) || AS_TIMEOUT(thread->pending[i].exception) != timeout) continue;
+    memmove(&thread->pending[i], &thread->pending[i + 1], (size_t)(thread->pending_count - i - 1) * sizeof(Pending));
+    thread->pending_count--;
+    break;
   }
-  timeout->state = TIMEOUT_DISARMED;
 }
 
 void sched_wake_by(VM *vm, ObjThread *thread, ObjTVar *by) {
@@ -225,7 +251,7 @@ static void fire_timers(VM *vm) {
       vm->due_capacity = vm->due_capacity ? vm->due_capacity * 2 : 16;
       vm->due = xrealloc(vm->due, (size_t)vm->due_capacity * sizeof(Timer *));
     }
-    vm->due[count++] = timer_heap_pop(&vm->timers);
+    vm->due[count++] = timer_heap_take_top(&vm->timers); /* peek left the top live */
   }
   vm->stats.timers_fired += (uint64_t)count;
   /* as io-sim: registerDelay's TVars first (set, then their readers woken,

@@ -33,8 +33,13 @@ static inline void sched_enqueue(VM *vm, ObjThread *thread) { run_queue_push(vm,
  * queued, when no one could tell the difference: no other thread is
  * runnable (sched_next would pick this one at once, firing no timer), no
  * exception is pending (a switch would raise it) and no explorer counts
- * the point; the caller goes on. */
-bool sched_yield_thread(VM *vm, ObjThread *thread);
+ * the point; the caller goes on. Inline: every commit yields. */
+static inline bool sched_yield_thread(VM *vm, ObjThread *thread) {
+  /* the run queue peak needs no update: main was queued */
+  if (!vm->run_queue.count && !vm->explore && !thread->pending_count) return false;
+  sched_enqueue(vm, thread);
+  return true;
+}
 
 /* sched_next's general case, out of line: timeouts' interrupts, entries
  * of threads that are no longer runnable, timers, the explorer. */
@@ -99,12 +104,47 @@ static inline bool sched_delay_alone(VM *vm, int64_t ns) {
   return true;
 }
 
+/* What sched_delay_own_timeout found. */
+typedef enum {
+  DELAY_BLOCKS,       /* the general case: sched_delay                       */
+  DELAY_DONE,         /* the delay is over: the thread goes on               */
+  DELAY_INTERRUPTED   /* the thread's timeout fired first: raise *interrupt  */
+} DelayOutcome;
+
+/* The case sched_delay_alone leaves to the round trip when the earliest
+ * timer is a timeout of the running thread itself, due before the delay
+ * ends or with it, and nothing else is due at that instant or runnable:
+ * move the clock and count what blocking, firing and waking would have
+ * (no sink or explorer is told, no exception is pending, `steps`, the
+ * instructions run, leave the run going). At the delay's own end the delay
+ * wakes first and the fired timeout's interrupt is queued (DELAY_DONE);
+ * before it, unless the thread is masked uninterruptibly, the interrupt is
+ * thrown at once (DELAY_INTERRUPTED). Else DELAY_BLOCKS, nothing done. */
+DelayOutcome sched_delay_own_timeout_slow(VM *vm, ObjThread *thread, int64_t ns, uint64_t steps, Value *interrupt);
+static inline DelayOutcome sched_delay_own_timeout(VM *vm, ObjThread *thread, int64_t ns, uint64_t steps,
+                                                   Value *interrupt) {
+  /* inline, the commonest refusal: other threads to run (the rest out of line) */
+  if (vm->run_queue.count || !vm->timers.count) return DELAY_BLOCKS;
+  return sched_delay_own_timeout_slow(vm, thread, ns, steps, interrupt);
+}
+
 /* Arm `timeout` to fire `ns` (> 0) from now. */
 void sched_arm_timeout(VM *vm, ObjTimeout *timeout, int64_t ns);
 
+/* sched_disarm_timeout of a timeout whose interrupt was thrown. */
+void sched_disarm_thrown(ObjTimeout *timeout);
+
 /* Disarm a timeout whose action finished or unwound: its timer is
- * cancelled, or its queued interrupt will do nothing. */
-void sched_disarm_timeout(VM *vm, ObjTimeout *timeout);
+ * cancelled, or its queued interrupt will do nothing. Inline: every
+ * timeout's action that finishes in time disarms it. */
+static inline void sched_disarm_timeout(VM *vm, ObjTimeout *timeout) {
+  if (timer_is_set(&timeout->timer)) {
+    vm->stats.timers_cancelled++;
+    timer_heap_remove(&vm->timers, &timeout->timer);
+  }
+  if (__builtin_expect(timeout->state == TIMEOUT_THROWN, 0)) sched_disarm_thrown(timeout);
+  timeout->state = TIMEOUT_DISARMED;
+}
 
 /* Make a blocked thread runnable again (trace: wake) at the back of the queue. */
 void sched_wake(VM *vm, ObjThread *thread);

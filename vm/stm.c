@@ -28,7 +28,7 @@ void stm_end(VM *vm, ObjThread *thread) {
   vm->stm.read_count = 0;
 }
 
-void stm_read(VM *vm, ObjTVar *tvar) {
+void stm_read_slow(VM *vm, ObjTVar *tvar) {
   if (vm->explore) explore_access(vm, &tvar->obj, false);
   StmLog *log = &vm->stm;
   if (tvar->read_stamp == log->id) return;
@@ -192,7 +192,7 @@ int stm_commit(VM *vm, ObjThread *thread, bool internal) {
   /* the written TVars, each once, in the order first written */
   StmLog *log = &vm->stm;
   int count = 0;
-  uint64_t stamp = ++vm->transaction_counter;
+  uint64_t stamp = log->undo_count ? ++vm->transaction_counter : 0; /* stamps are only compared for equality */
   for (int i = 0; i < log->undo_count; i++) {
     ObjTVar *tvar = log->undo[i].tvar;
     if (tvar->write_stamp == stamp) continue;
@@ -202,7 +202,37 @@ int stm_commit(VM *vm, ObjThread *thread, bool internal) {
   }
   stm_end(vm, thread);
   vm_event(vm, .kind = EV_COMMITTED, .thread = thread, .internal = internal, .tvars = log->written, .count = count);
-  return wake_readers(vm, count);
+  return count ? wake_readers(vm, count) : 0;
+}
+
+bool stm_retry_alone(VM *vm, ObjThread *thread) {
+  /* the round trip would block, fire the timer as the only thing due and
+   * run this thread at once: nothing else runnable or due at that instant,
+   * nobody else waiting on the TVar, nothing observing (see stm.h) */
+  if (vm->run_queue.count || vm->explore || vm->sink_count || thread->pending_count) return false;
+  if (vm->steps >= atomic_load_explicit(&vm->stop_at, memory_order_relaxed)) return false; /* the round trip stops */
+  TimerHeap *heap = &vm->timers;
+  if (!heap->count || !timer_entry_live(&heap->items[0])) return false;
+  Timer *timer = heap->items[0].timer;
+  if (timer->kind != TIMER_TVAR || timer->when > vm->time_limit) return false;
+  /* a second entry at that instant (live or not) would be a child of the top */
+  for (int i = 1; i <= TIMER_HEAP_ARITY && i < heap->count; i++)
+    if (heap->items[i].when == timer->when) return false;
+  ObjTVar *tvar = (ObjTVar *)timer_owner(timer);
+  if (tvar->read_stamp != vm->stm.id || tvar->waiter_count) return false;
+  /* what blocking, firing the timer and waking would have done */
+  thread_drop_wait_set(thread);
+  stm_end(vm, thread);
+  vm->block_counter++;
+  thread->block_seq = 0;
+  vm->now = timer->when;
+  timer_heap_take_top(heap);
+  vm->stats.timers_fired++;
+  vm->stats.events += 2; /* the retry and the wake */
+  tvar->value = BOOL_VAL(true);
+  tvar->last_writer = NULL;
+  thread->interrupted = false;
+  return true;
 }
 
 void stm_block(VM *vm, ObjThread *thread) {

@@ -19,8 +19,21 @@ void stm_begin(VM *vm, ObjThread *thread);
  * its writes rolled back): the logs are empty again. */
 void stm_end(VM *vm, ObjThread *thread);
 
-/* Record that the running transaction read `tvar`. */
-void stm_read(VM *vm, ObjTVar *tvar);
+/* stm_read in general: an explorer to tell, the read set full. */
+void stm_read_slow(VM *vm, ObjTVar *tvar);
+
+/* Record that the running transaction read `tvar`. Inline: every readTVar
+ * does, most often of a TVar not read yet, into a read set with room. */
+static inline void stm_read(VM *vm, ObjTVar *tvar) {
+  StmLog *log = &vm->stm;
+  if (tvar->read_stamp == log->id && !vm->explore) return;
+  if (__builtin_expect(vm->explore || log->read_count == log->read_capacity, 0)) {
+    stm_read_slow(vm, tvar);
+    return;
+  }
+  tvar->read_stamp = log->id;
+  log->reads[log->read_count++] = tvar;
+}
 
 /* Write `value` to `tvar`, logging the old value. */
 void stm_write(VM *vm, ObjTVar *tvar, Value value);
@@ -47,6 +60,17 @@ int stm_commit(VM *vm, ObjThread *thread, bool internal);
 /* After a retry (the writes rolled back): block the thread until a TVar of
  * its read set, which becomes the thread's wait set, is written. */
 void stm_block(VM *vm, ObjThread *thread);
+
+/* After a retry (the writes rolled back), the case of a thread waiting for
+ * its own registerDelay alone: when the earliest timer is that of a TVar
+ * the transaction read, nothing else is due at that instant, no thread is
+ * runnable or waits on the TVar, no exception is pending and no sink or
+ * explorer is told, blocking would only fire the timer and wake this
+ * thread at once. Then move the clock, set the TVar, count what the round
+ * trip would have and return true: the transaction runs again now. Else
+ * false (stm_block). vm->steps must be current: a stop due is left to the
+ * round trip. */
+bool stm_retry_alone(VM *vm, ObjThread *thread);
 
 /* Take a thread blocked in retry off the TVars it waits on (in O(1): its
  * entries there become stale). */

@@ -102,6 +102,8 @@ static void drop_top(TimerHeap *heap) {
   }
 }
 
+void timer_heap_drop_top(TimerHeap *heap) { drop_top(heap); }
+
 Timer *timer_heap_peek_stale(TimerHeap *heap) {
   while (heap->count && !timer_entry_live(&heap->items[0])) {
     drop_top(heap);

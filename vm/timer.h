@@ -122,6 +122,17 @@ static inline Timer *timer_heap_peek(TimerHeap *heap) {
 }
 /* Remove and return the earliest set timer (now unset), or NULL. */
 Timer *timer_heap_pop(TimerHeap *heap);
+/* Take out the top entry of a heap of several (timer_heap_take_top's way). */
+void timer_heap_drop_top(TimerHeap *heap);
+/* timer_heap_pop when the top entry is known to be live: unset its timer
+ * and take it out. Inline: a heap of one, the common case, just empties. */
+static inline Timer *timer_heap_take_top(TimerHeap *heap) {
+  Timer *first = heap->items[0].timer;
+  first->set = false;
+  if (heap->count == 1) timer_heap_clear(heap);
+  else timer_heap_drop_top(heap);
+  return first;
+}
 /* Set timers in the heap (entries minus stale ones). */
 static inline int timer_heap_size(const TimerHeap *heap) { return heap->count - heap->stale; }
 /* True while `timer` waits in a heap. */

@@ -68,7 +68,7 @@ bool unwind_death_fails_run(VM *vm, Value exc) {
 #define DEATH_SHOW_LIMIT 200    /* bytes of the exception in a death report */
 
 /* The thread ends with an exception nobody caught. */
-static void thread_died(VM *vm, ObjThread *thread, Value exc) {
+static __attribute__((noinline)) void thread_died(VM *vm, ObjThread *thread, Value exc) {
   Buffer name_text;
   buf_init(&name_text);
   thread_name(&name_text, thread);
@@ -115,17 +115,20 @@ static void thread_died(VM *vm, ObjThread *thread, Value exc) {
 }
 
 bool unwind(VM *vm, ObjThread *thread, Value exc) {
-  while (thread->frame_count > 0) {
-    CallFrame *frame = &thread->frames[thread->frame_count - 1];
+  /* the frame count is stored once, at the end: the loop keeps to registers
+   * and the death, out of line, is the only call */
+  for (int count = thread->frame_count; count > 0; count--) {
+    CallFrame *frame = &thread->frames[count - 1];
     ObjProto *proto = frame->closure->proto;
     if (proto->handler >= 0 && frame->ip <= proto->chunk.code + proto->handler) {
+      thread->frame_count = count;
       thread->sp = frame->slots + proto->handler_depth;
       *thread->sp++ = exc;
       frame->ip = proto->chunk.code + proto->handler;
       return true;
     }
-    thread->frame_count--;
   }
+  thread->frame_count = 0;
   thread_died(vm, thread, exc);
   return false;
 }
