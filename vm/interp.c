@@ -711,8 +711,10 @@ next_thread:
         }
       }
       if (op == OP_TAIL_CALL || (op == OP_TAIL_CALL_BIND && run_now)) {
-        /* the callee and its arguments replace this frame's slots */
-        memmove(slots, sp - argc - 1, (size_t)(argc + 1) * sizeof(Value));
+        /* the callee and its arguments replace this frame's slots: copied
+         * up from above them (no call of memmove for a few values) */
+        const Value *from = sp - argc - 1;
+        for (int i = 0; i <= argc; i++) slots[i] = from[i];
         sp = slots + argc + 1;
         frame->closure = closure;
         frame->ip = ip = proto->chunk.code;
