@@ -269,6 +269,9 @@ static void finalize(VM *vm, Obj *obj) {
     case OBJ_TVAR: { /* its timer has no heap entry: an entry keeps its owner alive */
       ObjTVar *tvar = (ObjTVar *)obj;
       if (tvar->waiters != tvar->waiter_one) free(tvar->waiters);
+      tvar->waiters = tvar->waiter_one; /* owning nothing now, whatever happens to it */
+      tvar->waiter_count = 0;
+      tvar->waiter_capacity = 1;
       break;
     }
     default:

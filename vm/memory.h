@@ -46,8 +46,10 @@
 /* The heap would pass alloc_limit: collect, and check --max-heap. */
 void gc_make_room(VM *vm, size_t size);
 
-/* The types whose objects own storage outside their slot (young_owners). */
-#define GC_OWNER_TYPES (1u << OBJ_STRING | 1u << OBJ_TVAR | 1u << OBJ_PROTO)
+/* The types whose objects own storage outside their slot (young_owners).
+ * A TVar owns some only once its waiters leave the object: stm.c notes it
+ * then, so most TVars cost the reset nothing. */
+#define GC_OWNER_TYPES (1u << OBJ_STRING | 1u << OBJ_PROTO)
 
 /* Remember a young object of an owner type, to finalise it at the reset. */
 void gc_note_owner(VM *vm, Obj *obj);

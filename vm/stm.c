@@ -80,13 +80,16 @@ void stm_drop_stale_waiters(ObjTVar *tvar) {
   tvar->waiter_count = live;
 }
 
-static void add_waiter(ObjTVar *tvar, ObjThread *thread) {
+static void add_waiter(VM *vm, ObjTVar *tvar, ObjThread *thread) {
   if (tvar->waiter_count == tvar->waiter_capacity) {
     stm_drop_stale_waiters(tvar); /* amortised: at least half the array is then free */
     if (tvar->waiter_count >= tvar->waiter_capacity / 2) {
       int capacity = tvar->waiter_capacity * 2 < 8 ? 8 : tvar->waiter_capacity * 2;
       Waiter *moved = xrealloc(tvar->waiters == tvar->waiter_one ? NULL : tvar->waiters, (size_t)capacity * sizeof(Waiter));
-      if (tvar->waiters == tvar->waiter_one) moved[0] = tvar->waiter_one[0];
+      if (tvar->waiters == tvar->waiter_one) {
+        moved[0] = tvar->waiter_one[0];
+        gc_note_owner(vm, &tvar->obj); /* it owns the array from now: the reset frees it */
+      }
       tvar->waiters = moved;
       tvar->waiter_capacity = capacity;
     }
@@ -253,6 +256,6 @@ void stm_block(VM *vm, ObjThread *thread) {
   stm_end(vm, thread);
   sched_block(vm, thread, BLOCKED_STM);
   thread->block_seq = ++vm->block_counter;
-  for (int i = 0; i < count; i++) add_waiter(thread->wait_set[i], thread);
+  for (int i = 0; i < count; i++) add_waiter(vm, thread->wait_set[i], thread);
   vm_event(vm, .kind = EV_RETRY, .thread = thread, .tvars = thread->wait_set, .count = count);
 }
