@@ -187,37 +187,32 @@ static ObjClosure *make_async_thread(VM *vm) {
   return closure;
 }
 
-/* replicateMOnto(n, act, acc) (vm/prim_loop.c): slots 0 and 1 hold n and
- * act, slots 2 and 3 the results so far and their last cell. REPEAT_STEP
- * ends the loop, skipping to the RETURN; REPEAT_NEXT goes back to the
- * start, past a BIND: the limits are checked every round. */
-static ObjClosure *make_replicate(VM *vm) {
+/* A loop of the VM's own under a prelude builtin (vm/prim_loop.c), six
+ * slots deep: `step` ends it, skipping the 4 bytes to the RETURN (interp.c
+ * counts on it), or sets up a round; `round` (a one-byte operand) and a
+ * BIND run the round's action; `next` goes back to the start. The bind
+ * checks the limits every round. */
+static ObjClosure *make_loop(VM *vm, const char *name, Insn step, Insn round, Insn next) {
   int at[LABEL_COUNT];
-  ObjClosure *closure = ASSEMBLE(vm, "replicateMOnto", 6, 0, at,
-                                 OP(REPEAT_STEP), OP1(GET_LOCAL, 1), OP(BIND), OP(REPEAT_NEXT),
-                                 LABEL(L_DONE), OP(RETURN));
-  if (at[L_DONE] != 5) { /* interp.c's REPEAT_STEP skips 4 bytes, from past it to the RETURN */
-    fprintf(stderr, "simvm: internal error: replicateMOnto's loop is %d bytes, interp.c expects 5\n", at[L_DONE]);
+  ObjClosure *closure = ASSEMBLE(vm, name, 6, 0, at, step, round, OP(BIND), next, LABEL(L_DONE), OP(RETURN));
+  if (at[L_DONE] != 5) {
+    fprintf(stderr, "simvm: internal error: %s's loop is %d bytes, interp.c expects 5\n", name, at[L_DONE]);
     abort();
   }
   closure->proto->prelude = true; /* the prelude's loop it stands for */
   return closure;
 }
 
-/* traverse_(f, xs) (vm/prim_loop.c): slots 0 and 1 hold f and the rest of
- * xs. EACH_STEP ends the loop or pushes f and the next element for the
- * call; EACH_NEXT drops its result and goes back to the start. */
+/* replicateMOnto(n, act, acc): slots 0 and 1 hold n and act, slots 2 and
+ * 3 the results so far and their last cell. */
+static ObjClosure *make_replicate(VM *vm) {
+  return make_loop(vm, "replicateMOnto", (Insn)OP(REPEAT_STEP), (Insn)OP1(GET_LOCAL, 1), (Insn)OP(REPEAT_NEXT));
+}
+
+/* traverse_(f, xs): slots 0 and 1 hold f and the rest of xs; EACH_STEP
+ * pushes f and the next element for the call. */
 static ObjClosure *make_traverse(VM *vm) {
-  int at[LABEL_COUNT];
-  ObjClosure *closure = ASSEMBLE(vm, "traverse_", 6, 0, at,
-                                 OP(EACH_STEP), OP1(CALL_BIND, 1), OP(BIND), OP(EACH_NEXT),
-                                 LABEL(L_DONE), OP(RETURN));
-  if (at[L_DONE] != 5) { /* interp.c's EACH_STEP skips 4 bytes, from past it to the RETURN */
-    fprintf(stderr, "simvm: internal error: traverse_'s loop is %d bytes, interp.c expects 5\n", at[L_DONE]);
-    abort();
-  }
-  closure->proto->prelude = true; /* the prelude's loop it stands for */
-  return closure;
+  return make_loop(vm, "traverse_", (Insn)OP(EACH_STEP), (Insn)OP1(CALL_BIND, 1), (Insn)OP(EACH_NEXT));
 }
 
 /* Heap continuations (--continuations=heap, -O0): slot 0 holds the continuation; the bound action
