@@ -29,7 +29,7 @@ bool ops_field(VM *vm, Value object, ObjString *name, Value *out);
 bool ops_index(VM *vm, Value object, Value index, Value *out);
 
 /* xs's elements, last first, consed onto acc (both lists): reverseOnto,
- * and replicateMOnto's end. The cells are charged as work; acc is rooted
+ * and replicateMOnto's start (its acc). The cells are charged as work; acc is rooted
  * while they are made (xs must be rooted by the caller). */
 Value ops_reverse_onto(VM *vm, Value xs, Value acc);
 

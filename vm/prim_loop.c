@@ -14,12 +14,13 @@
  * at the end. */
 PrimResult prim_replicate_m_onto(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   (void)by_prelude;
-  PrimResult result = prim_enter(vm, thread, vm->replicate_closure, args);
-  if (result != PRIM_NEXT) return result;
+  /* before the frame: entering may move the stack, and args with it */
   args[2] = ops_reverse_onto(vm, args[2], NIL_VAL); /* the arguments are rooted on the stack */
   ObjCons *last = list_cell(args[2]);
   while (last && last->tail) last = last->tail;
-  *thread->sp++ = last ? OBJ_VAL(last) : NIL_VAL;
+  PrimResult result = prim_enter(vm, thread, vm->replicate_closure, args);
+  if (result != PRIM_NEXT) return result;
+  *thread->sp++ = last ? OBJ_VAL(last) : NIL_VAL; /* the cell is the list's, rooted in slot 2 */
   return PRIM_NEXT;
 }
 
