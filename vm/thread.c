@@ -242,13 +242,12 @@ void thread_drop_wait_set(ObjThread *thread) {
   thread->wait_count = 0;
 }
 
-void thread_release(VM *vm, ObjThread *thread) {
-  if (thread->state == THREAD_DONE && !thread->stack) return;
+/* A thread ends: done, its arrays given back, owning nothing from now on
+ * (the object lives on as an id). What thread_release and
+ * thread_release_all share. */
+static void end_thread(VM *vm, ObjThread *thread) {
   thread->state = THREAD_DONE;
   thread->blocked_on = BLOCKED_NONE;
-  if (timer_is_set(&thread->delay_timer)) vm->stats.timers_cancelled++;
-  timer_heap_remove(&vm->timers, &thread->delay_timer);
-  if (vm->sink_count) state_event(vm, thread, EV_THREAD_STATE, TRACK_DONE);
   if (thread->stack != thread->inline_stack || thread->frames != thread->inline_frames) free_stacks(vm, thread);
   if (thread->pending != thread->pending_one) free(thread->pending);
   thread_drop_wait_set(thread);
@@ -257,6 +256,14 @@ void thread_release(VM *vm, ObjThread *thread) {
   thread->pending = NULL;
   thread->stack_capacity = thread->frame_capacity = thread->frame_count = 0;
   thread->pending_count = thread->pending_capacity = 0;
+}
+
+void thread_release(VM *vm, ObjThread *thread) {
+  if (thread->state == THREAD_DONE && !thread->stack) return;
+  if (timer_is_set(&thread->delay_timer)) vm->stats.timers_cancelled++;
+  timer_heap_remove(&vm->timers, &thread->delay_timer);
+  if (vm->sink_count) state_event(vm, thread, EV_THREAD_STATE, TRACK_DONE);
+  end_thread(vm, thread);
   vm->live_threads--;
   if (thread->live_prev) thread->live_prev->live_next = thread->live_next;
   else if (vm->live == thread) vm->live = thread->live_next;
@@ -267,15 +274,8 @@ void thread_release(VM *vm, ObjThread *thread) {
 void thread_release_all(VM *vm) {
   for (ObjThread *thread = vm->live, *next; thread; thread = next) {
     next = thread->live_next;
-    thread_free(vm, thread);
-    thread->state = THREAD_DONE;
-    thread->blocked_on = BLOCKED_NONE;
+    end_thread(vm, thread);
     thread->delay_timer.set = false; /* the caller empties the timer heap */
-    thread->stack = thread->sp = NULL;
-    thread->frames = NULL;
-    thread->pending = NULL;
-    thread->stack_capacity = thread->frame_capacity = thread->frame_count = 0;
-    thread->pending_count = thread->pending_capacity = 0;
     thread->live_prev = thread->live_next = NULL;
   }
   vm->live = NULL;
