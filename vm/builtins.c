@@ -125,9 +125,7 @@ static bool nat_set_field(VM *vm, Value *args, Value *result) {
   ObjRecord *old = AS_RECORD(args[0]);
   ObjString *name = obj_intern(vm, AS_STRING(args[1])); /* field names are interned */
   vm_work(vm, (uint64_t)old->count); /* a copy of the record: O(fields) each time */
-  int found = -1;
-  for (int i = 0; i < old->count; i++)
-    if (old->fields[i].name == name) found = i;
+  int found = record_field_index(old, name);
   ObjRecord *record = obj_record(vm, old->count + (found < 0));
   old = AS_RECORD(args[0]); /* still rooted in args; reload for clarity */
   for (int i = 0; i < old->count; i++) record->fields[i] = old->fields[i];
@@ -139,12 +137,9 @@ static bool nat_set_field(VM *vm, Value *args, Value *result) {
 }
 
 static bool nat_has_field(VM *vm, Value *args, Value *result) {
-  bool found = false;
   ObjString *name = obj_find_interned(vm, AS_STRING(args[1]));
   vm_work(vm, (uint64_t)AS_RECORD(args[0])->count);
-  for (int i = 0; name && i < AS_RECORD(args[0])->count; i++)
-    if (AS_RECORD(args[0])->fields[i].name == name) found = true;
-  *result = BOOL_VAL(found);
+  *result = BOOL_VAL(name && record_field_index(AS_RECORD(args[0]), name) >= 0);
   return true;
 }
 

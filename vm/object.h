@@ -69,6 +69,14 @@ typedef struct {
   Field fields[];     /* in source order; names are interned */
 } ObjRecord;
 
+/* The index of the field named `name` (interned, as every field name is),
+ * or -1 when the record has none. */
+static inline int record_field_index(const ObjRecord *record, const ObjString *name) {
+  for (int i = 0; i < record->count; i++)
+    if (record->fields[i].name == name) return i;
+  return -1;
+}
+
 typedef struct {
   Obj obj;
   Value value;

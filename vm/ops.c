@@ -149,12 +149,11 @@ bool ops_field(VM *vm, Value object, ObjString *name, Value *out) {
     return false;
   }
   ObjRecord *record = AS_RECORD(object);
-  for (int i = 0; i < record->count; i++) {
-    if (record->fields[i].name == name) {
-      vm_work(vm, (uint64_t)i);
-      *out = record->fields[i].value;
-      return true;
-    }
+  int i = record_field_index(record, name);
+  if (i >= 0) {
+    vm_work(vm, (uint64_t)i);
+    *out = record->fields[i].value;
+    return true;
   }
   vm_work(vm, (uint64_t)record->count);
   rt_error(vm, "record has no field '%s'", name->chars);

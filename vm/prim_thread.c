@@ -339,16 +339,11 @@ static Value prelude_wait_stm(VM *vm) {
   return vm->globals.values[i];
 }
 
-/* The field `name` of a record, or false. */
+/* The field `name` of a record, or false (not a record, or no such field). */
 static bool record_get(Value record, ObjString *name, Value *out) {
-  if (!IS_RECORD(record)) return false;
-  const ObjRecord *r = AS_RECORD(record);
-  for (int i = 0; i < r->count; i++)
-    if (r->fields[i].name == name) {
-      *out = r->fields[i].value;
-      return true;
-    }
-  return false;
+  int i = IS_RECORD(record) ? record_field_index(AS_RECORD(record), name) : -1;
+  if (i >= 0) *out = AS_RECORD(record)->fields[i].value;
+  return i >= 0;
 }
 
 /* An async's TVar when it holds its outcome and the outcome is a value:

@@ -61,13 +61,9 @@ bool value_compare(Value a, Value b, int *order) {
 }
 
 static bool record_field(const ObjRecord *record, const ObjString *name, Value *value) {
-  for (int i = 0; i < record->count; i++) {
-    if (record->fields[i].name == name) {
-      *value = record->fields[i].value;
-      return true;
-    }
-  }
-  return false;
+  int i = record_field_index(record, name);
+  if (i >= 0) *value = record->fields[i].value;
+  return i >= 0;
 }
 
 /* Equality of two values without looking inside objects; *deeper is set when
