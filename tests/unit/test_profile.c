@@ -231,6 +231,18 @@ static UnitVM *quiet_run(const char *source) {
   return quiet;
 }
 
+/* Run `source` again in the profiled loop, printing: it says `expected`
+ * and counts the instructions `quiet` (a quiet_run of it) counted. Frees
+ * both. */
+static void assert_profiled_counts_the_same(UnitVM *quiet, const char *source, const char *expected) {
+  UnitVM *profiled = profiled_vm(1);
+  assert_int_equal(profiled->vm->config.write_say != NULL, 1);
+  assert_runs_with_output(profiled, source, expected);
+  assert_int_equal(vm_steps(quiet->vm), vm_steps(profiled->vm));
+  unit_vm_free(quiet);
+  unit_vm_free(profiled);
+}
+
 /* The plain loop runs a POP after delay or a silent say in the same step
  * (nothing pushed): both loops count the same instructions, the stack
  * stays balanced, and a delay's result is unit where it is used. */
@@ -240,18 +252,14 @@ static void test_fused_pops_count_the_same(void **state) {
       "fn loop(n) { if n <= 0 then return 7 else {\n"
       "  delay(1us); say(\"x\"); let d = 2us; delay(d); u <- delay(1us); say(u); loop(n - 1) } }\n"
       "main = { r <- loop(50); say(r); return r }\n";
-  UnitVM *quiet = quiet_run(source), *profiled = profiled_vm(1);
+  UnitVM *quiet = quiet_run(source);
   assert_true(IS_INT(vm_result(quiet->vm)) && AS_INT(vm_result(quiet->vm)) == 7);
   assert_int_equal(vm_now(quiet->vm), 50 * 4000);
-  assert_int_equal(profiled->vm->config.write_say != NULL, 1);
+  assert_true(vm_steps(quiet->vm) > 500);
   char expected[512] = "";
   for (int i = 0; i < 50; i++) strcat(expected, "x\n()\n");
   strcat(expected, "7\n");
-  assert_runs_with_output(profiled, source, expected);
-  assert_true(vm_steps(quiet->vm) > 500);
-  assert_int_equal(vm_steps(quiet->vm), vm_steps(profiled->vm));
-  unit_vm_free(quiet);
-  unit_vm_free(profiled);
+  assert_profiled_counts_the_same(quiet, source, expected);
 }
 
 /* A delay statement that does not end where it starts (another thread
@@ -264,11 +272,7 @@ static void test_pops_after_interrupted_delays_count_the_same(void **state) {
       "fn sleeper(d) { delay(d); say(\"late\") }\n"
       "main = { ts <- replicateM(5, fork(sleeper(2us))); delay(1us); forM_(ts, kill);\n"
       "  r <- timeout(1us, { delay(2us); say(\"late\") }); say(r) }\n";
-  UnitVM *quiet = quiet_run(source), *profiled = profiled_vm(1);
-  assert_runs_with_output(profiled, source, "none\n");
-  assert_int_equal(vm_steps(quiet->vm), vm_steps(profiled->vm));
-  unit_vm_free(quiet);
-  unit_vm_free(profiled);
+  assert_profiled_counts_the_same(quiet_run(source), source, "none\n");
 }
 
 /* An action builtin called as a statement through a value (f(x), f = say)
