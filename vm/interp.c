@@ -631,12 +631,11 @@ next_thread:
     ObjString *name = AS_STRING(CONSTANT(READ_U16()));
     if (__builtin_expect(IS_RECORD(PEEK(0)), 1)) {
       ObjRecord *record = AS_RECORD(PEEK(0));
-      for (int i = 0; i < record->count; i++) {
-        if (record->fields[i].name == name) {
-          vm_work(vm, (uint64_t)i);
-          PEEK(0) = record->fields[i].value;
-          DISPATCH();
-        }
+      int i = record_field_index(record, name);
+      if (i >= 0) {
+        vm_work(vm, (uint64_t)i);
+        PEEK(0) = record->fields[i].value;
+        DISPATCH();
       }
     }
     STORE_FRAME();
