@@ -5,7 +5,8 @@
 # - io-sim's benchmark suite (bench/seed): each program runs many times in one
 #   simvm process (--repeat: each run a fresh simulation, short ones timed in
 #   batches), per-run median with min and max, beside -O0 (io-sim's bind
-#   strategy) and io-sim 1.6's own per-run figures, measured side by side with
+#   strategy; the two mixed --actions/--continuations too, in a 2x2 table
+#   of their own) and io-sim 1.6's own per-run figures, measured side by side with
 #   simvm on this machine kind (../shared/reference/iosim-seed-bench.md).
 #   The per-run instruction and event counts must equal a single profiled
 #   run's: nothing is cached between runs. Output is really written (to a
@@ -187,13 +188,17 @@ if $ab_only; then
 fi
 
 rows=()
+seedab=() # the seed programs under the four --actions/--continuations
 row() { # NAME RUNS ARGS...
   local name=$1 runs=$2
   shift 2
-  local fast slow
-  fast=$(bench "$runs" "$@") && slow=$(bench "$runs" -O0 "$@") || { failed=1; return; }
+  local fast slow dheap rstack
+  fast=$(bench "$runs" "$@") && slow=$(bench "$runs" -O0 "$@") &&
+    dheap=$(bench "$runs" --actions=direct --continuations=heap "$@") &&
+    rstack=$(bench "$runs" --actions=reified --continuations=stack "$@") || { failed=1; return; }
   read -r fm fmin fmax _ fins fev <<<"$fast"
   read -r sm _ _ _ _ _ <<<"$slow"
+  seedab+=("| $name | $(fmt "$fm") | $(fmt "${dheap%% *}") | $(fmt "${rstack%% *}") | $(fmt "$sm") |")
   # nothing is cached between runs: a single profiled run counts the same
   (cd "$root/bench" && "$simvm" --profile-json "$tmp/profile.json" "$@" >/dev/null 2>&1)
   local single
@@ -375,7 +380,10 @@ fi
   echo
   echo "## io-sim's benchmark suite (bench/seed)"
   echo
-  echo "One complete simulation per run (fresh threads, timers and heap): the median"
+  echo "One complete simulation per run: the program loads once per process (its"
+  echo "top-level values computed, then kept as an old generation no run collects),"
+  echo "and each run starts fresh threads, clock, timers, run queue and young heap"
+  echo "(docs/PROFILE.md, \"Load once, run many\"); run 1, which also loads, is left out. The median"
   echo "over $BENCH_ROUNDS processes of each one's median over many runs (\`--repeat\`; runs"
   echo "under 20 µs timed in batches; the cores of this machine change speed, and a"
   echo "process stays on one), fastest and slowest in brackets, beside \`-O0\` (io-sim's bind strategy: every"
@@ -407,13 +415,21 @@ fi
   echo "Lua 5.4 twin's, also in-process per run by CPU time (bench/compute/twin.lua, after"
   echo "a warm-up run). The twins run the same algorithm on the same data structures:"
   echo "the lists twin builds cons cells (two-element tables) and uses the prelude's"
-  echo "range, map, filter, foldl and reverse."
+  echo "range, map, filter, foldl and reverse (simvm's reverse is the builtin"
+  echo "reverseOnto, a loop in C; the twin's is a Lua loop)."
   echo
   echo "| program | simvm (CPU) | instructions | simvm -O0 (wall) | Lua 5.4 (CPU) | simvm / Lua | target | met |"
   echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
   printf '%s\n' "${crow[@]}"
   echo
   ab_markdown
+  echo
+  echo "The seed programs under the four combinations (the median per run, as in the"
+  echo "first table; their traces are byte-identical in all four, as make test checks):"
+  echo
+  echo "| benchmark | direct, stack (default) | direct, heap | reified, stack | reified, heap (-O0) |"
+  echo "| --- | --- | --- | --- | --- |"
+  printf '%s\n' "${seedab[@]}"
   echo
   echo "## Schedule exploration (docs/EXPLORE.md)"
   echo
