@@ -77,6 +77,14 @@ static inline int record_field_index(const ObjRecord *record, const ObjString *n
   return -1;
 }
 
+/* The value of the field named `name` in *value; false (and *value left
+ * alone) when the record has none. */
+static inline bool record_field_value(const ObjRecord *record, const ObjString *name, Value *value) {
+  int i = record_field_index(record, name);
+  if (i >= 0) *value = record->fields[i].value;
+  return i >= 0;
+}
+
 typedef struct {
   Obj obj;
   Value value;

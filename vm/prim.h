@@ -22,7 +22,8 @@
  * they read the frame's slots, push or pop on the thread's stack, and may
  * move the frame's ip. Files: prim.c (checks, shared helpers), prim_thread.c
  * (time, threads, timeouts), prim_exc.c (exceptions, masking), prim_mvar.c,
- * prim_stm.c. */
+ * prim_stm.c, prim_loop.c (the prelude's loops replicateMOnto and
+ * traverse_, run in prototypes of the VM's own). */
 #ifndef SIMVM_PRIM_H
 #define SIMVM_PRIM_H
 

@@ -341,9 +341,7 @@ static Value prelude_wait_stm(VM *vm) {
 
 /* The field `name` of a record, or false (not a record, or no such field). */
 static bool record_get(Value record, ObjString *name, Value *out) {
-  int i = IS_RECORD(record) ? record_field_index(AS_RECORD(record), name) : -1;
-  if (i >= 0) *out = AS_RECORD(record)->fields[i].value;
-  return i >= 0;
+  return IS_RECORD(record) && record_field_value(AS_RECORD(record), name, out);
 }
 
 /* An async's TVar when it holds its outcome and the outcome is a value:

@@ -59,8 +59,7 @@ void sched_delay(VM *vm, ObjThread *thread, int64_t ns) {
   thread->state = THREAD_BLOCKED;
   thread->blocked_on = BLOCKED_DELAY;
   vm->stats.timers_set++;
-  int64_t when = ns > INT64_MAX - vm->now ? INT64_MAX : vm->now + ns; /* sched_deadline, for an ns >= 0 */
-  timer_heap_insert(heap, timer, when, vm->timer_seq++);
+  timer_heap_insert(heap, timer, sched_deadline_ahead(vm->now, ns), vm->timer_seq++);
 }
 
 DelayOutcome sched_delay_own_timeout_slow(VM *vm, ObjThread *thread, int64_t ns, uint64_t steps, Value *interrupt) {
@@ -72,9 +71,7 @@ DelayOutcome sched_delay_own_timeout_slow(VM *vm, ObjThread *thread, int64_t ns,
   if (timer->kind != TIMER_TIMEOUT || when > end || when > vm->time_limit) return DELAY_BLOCKS;
   ObjTimeout *timeout = (ObjTimeout *)timer_owner(timer);
   if (timeout->thread != thread || (when < end && thread->mask == MASK_UNINTERRUPTIBLE)) return DELAY_BLOCKS;
-  /* a second entry at that instant (live or not) would be a child of the top */
-  for (int i = 1; i <= TIMER_HEAP_ARITY && i < heap->count; i++)
-    if (heap->items[i].when == when) return DELAY_BLOCKS;
+  if (!timer_heap_top_alone(heap)) return DELAY_BLOCKS;
   /* the delay's timer, set (and cancelled, or fired with the timeout) */
   vm->timer_seq++;
   vm->stats.timers_set++;

@@ -72,11 +72,13 @@ void sched_block(VM *vm, ObjThread *thread, BlockReason reason);
 /* Park `thread` in delay() until now + ns (ns >= 0; saturating). */
 void sched_delay(VM *vm, ObjThread *thread, int64_t ns);
 
-/* now + ns (a negative ns is 0), saturating at the largest representable time. */
-static inline int64_t sched_deadline(int64_t now, int64_t ns) {
-  if (ns < 0) ns = 0;
+/* now + ns for an ns >= 0, saturating at the largest representable time. */
+static inline int64_t sched_deadline_ahead(int64_t now, int64_t ns) {
   return ns > INT64_MAX - now ? INT64_MAX : now + ns;
 }
+
+/* now + ns (a negative ns is 0), saturating as sched_deadline_ahead. */
+static inline int64_t sched_deadline(int64_t now, int64_t ns) { return sched_deadline_ahead(now, ns < 0 ? 0 : ns); }
 
 /* The running thread delays for ns >= 0 and nothing could run before it
  * wakes (an empty run queue, no timer due by then, the time limit not

@@ -133,13 +133,18 @@ static int add_written(StmLog *log, int count, ObjTVar *tvar) {
   return count + 1;
 }
 
+/* A registerDelay's TVar fires: it becomes true, written by no thread. */
+static inline void fire_delay_tvar(ObjTVar *tvar) {
+  tvar->value = BOOL_VAL(true);
+  tvar->last_writer = NULL;
+}
+
 void stm_fire_delays(VM *vm, Timer **due, int count) {
   int written = 0;
   for (int i = 0; i < count; i++) {
     if (due[i]->kind != TIMER_TVAR) continue;
     ObjTVar *tvar = (ObjTVar *)timer_owner(due[i]);
-    tvar->value = BOOL_VAL(true);
-    tvar->last_writer = NULL;
+    fire_delay_tvar(tvar);
     written = add_written(&vm->stm, written, tvar);
   }
   if (written) wake_readers(vm, written);
@@ -217,10 +222,7 @@ bool stm_retry_alone(VM *vm, ObjThread *thread) {
   TimerHeap *heap = &vm->timers;
   if (!heap->count || !timer_entry_live(&heap->items[0])) return false;
   Timer *timer = heap->items[0].timer;
-  if (timer->kind != TIMER_TVAR || timer->when > vm->time_limit) return false;
-  /* a second entry at that instant (live or not) would be a child of the top */
-  for (int i = 1; i <= TIMER_HEAP_ARITY && i < heap->count; i++)
-    if (heap->items[i].when == timer->when) return false;
+  if (timer->kind != TIMER_TVAR || timer->when > vm->time_limit || !timer_heap_top_alone(heap)) return false;
   ObjTVar *tvar = (ObjTVar *)timer_owner(timer);
   if (tvar->read_stamp != vm->stm.id || tvar->waiter_count) return false;
   /* what blocking, firing the timer and waking would have done */
@@ -232,8 +234,7 @@ bool stm_retry_alone(VM *vm, ObjThread *thread) {
   timer_heap_take_top(heap);
   vm->stats.timers_fired++;
   vm->stats.events += 2; /* the retry and the wake */
-  tvar->value = BOOL_VAL(true);
-  tvar->last_writer = NULL;
+  fire_delay_tvar(tvar);
   thread->interrupted = false;
   return true;
 }

@@ -133,6 +133,15 @@ static inline Timer *timer_heap_take_top(TimerHeap *heap) {
   else timer_heap_drop_top(heap);
   return first;
 }
+/* Whether no other entry (live or not) is due at the top entry's instant:
+ * such an entry would be a child of the top (or, while the array is sorted,
+ * the next one), so only those are looked at. For the fast paths that fire
+ * the top timer alone (stm_retry_alone, sched_delay_own_timeout). */
+static inline bool timer_heap_top_alone(const TimerHeap *heap) {
+  for (int i = 1; i <= TIMER_HEAP_ARITY && i < heap->count; i++)
+    if (heap->items[i].when == heap->items[0].when) return false;
+  return true;
+}
 /* Set timers in the heap (entries minus stale ones). */
 static inline int timer_heap_size(const TimerHeap *heap) { return heap->count - heap->stale; }
 /* True while `timer` waits in a heap. */

@@ -60,12 +60,6 @@ bool value_compare(Value a, Value b, int *order) {
   return true;
 }
 
-static bool record_field(const ObjRecord *record, const ObjString *name, Value *value) {
-  int i = record_field_index(record, name);
-  if (i >= 0) *value = record->fields[i].value;
-  return i >= 0;
-}
-
 /* Equality of two values without looking inside objects; *deeper is set when
  * both are containers of the same kind whose parts must be compared too. */
 static bool equal_shallow(Value a, Value b, bool *deeper) {
@@ -154,7 +148,7 @@ bool value_equal_counted(Value a, Value b, uint64_t *visited) {
       ObjRecord *rx = AS_RECORD(x), *ry = AS_RECORD(y);
       for (int i = 0; i < rx->count && equal; i++) {
         Value other = UNIT_VAL;
-        if (!record_field(ry, rx->fields[i].name, &other)) {
+        if (!record_field_value(ry, rx->fields[i].name, &other)) {
           equal = false;
           break;
         }
