@@ -69,8 +69,13 @@ void events_dispatch(VM *vm, const Event *event) {
 static const char *const mvar_ops[] = {[BLOCKED_TAKE] = "takeMVar", [BLOCKED_READ] = "readMVar",
                                        [BLOCKED_PUT] = "putMVar"};
 
+static const char *const mvar_op_names[] = {
+    [MVAR_OP_TAKE] = "takeMVar",         [MVAR_OP_READ] = "readMVar",         [MVAR_OP_PUT] = "putMVar",
+    [MVAR_OP_TRY_TAKE] = "tryTakeMVar", [MVAR_OP_TRY_READ] = "tryReadMVar", [MVAR_OP_TRY_PUT] = "tryPutMVar"};
+
 const char *event_name(const Event *event) {
   if (event->kind == EV_MVAR_BLOCKED) return mvar_ops[event->mode];
+  if (event->kind == EV_MVAR) return mvar_op_names[event->mode];
   return names[event->kind];
 }
 
@@ -129,6 +134,14 @@ void event_detail(VM *vm, const Event *event, Buffer *out) {
       break;
     case EV_MVAR_BLOCKED:
       buf_append(out, "blocked on ", 11);
+      show_bounded(out, event->value, false);
+      break;
+    case EV_MVAR:
+      /* "putMVar <mvar m>"; a try that did nothing says why */
+      show_bounded(out, event->value, false);
+      if (!event->count) buf_printf(out, ": %s", event->mode == MVAR_OP_TRY_PUT ? "full" : "empty");
+      break;
+    case EV_READ_TVAR_IO:
       show_bounded(out, event->value, false);
       break;
     case EV_COMMITTED:

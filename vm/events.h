@@ -30,6 +30,10 @@ typedef enum {
   EV_COUNT
 } EventKind;
 
+/* The MVar operation of an EV_MVAR event: one that did not block (a
+ * blocked one is EV_MVAR_BLOCKED, its hand-off a wake). */
+typedef enum { MVAR_OP_TAKE, MVAR_OP_READ, MVAR_OP_PUT, MVAR_OP_TRY_TAKE, MVAR_OP_TRY_READ, MVAR_OP_TRY_PUT } MVarOp;
+
 /* What a thread's timeline track shows from a THREAD_STATE event on. */
 typedef enum { TRACK_RUNNABLE, TRACK_DELAYED, TRACK_BLOCKED, TRACK_DONE } TrackState;
 

@@ -19,12 +19,12 @@ PrimResult prim_read_tvar(VM *vm, ObjThread *thread, Value *args, bool by_prelud
 }
 
 PrimResult prim_read_tvar_io(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
-  (void)by_prelude;
   ObjTVar *tvar = AS_TVAR(args[0]);
   if (thread->in_transaction) {
     stm_read(vm, tvar);
     return prim_return(thread, args, tvar->value);
   }
+  vm_event(vm, .kind = EV_READ_TVAR_IO, .thread = thread, .internal = by_prelude, .value = OBJ_VAL(tvar));
   return prim_return_at_point(vm, thread, args, tvar->value, &tvar->obj, false);
 }
 
