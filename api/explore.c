@@ -2,10 +2,11 @@
  *
  * --explore runs schedules in this process or in --jobs processes, each
  * with a slice of the seeds; their results come back in seed order, so the
- * report does not depend on the number of processes. The first failure
- * (the lowest seed) is run again here, shrunk by delta debugging over its
- * deviations, then to fewer preemptions, written as a schedule file and
- * shown as a trace with its deviations marked. */
+ * report does not depend on the number of processes. Runs are grouped by
+ * outcome class (kind and place, vm/explore.h); the first run of each
+ * failing class is run again here, shrunk (shrink.c), written as a
+ * schedule file (schedule_file.c), and the first class's is shown as a
+ * trace with its deviations and choices marked. */
 #include "explore.h"
 
 #include <errno.h>
@@ -18,7 +19,9 @@
 #include <unistd.h>
 
 #include "api.h"
-#include "../vm/explore.h"
+#include "explore_run.h"
+#include "schedule_file.h"
+#include "shrink.h"
 #include "../base/options.h"
 
 void explore_options_init(ExploreOptions *options) {
@@ -26,7 +29,7 @@ void explore_options_init(ExploreOptions *options) {
   options->strategy = EXPLORE_PCT;
   options->first_seed = 1;
   options->depth = 3;
-  options->preemptions = 2;
+  options->preemptions = -1;
   options->jobs = 1;
   options->shard = options->shards = 1;
   options->shrink = true;
@@ -54,6 +57,8 @@ static const char *strategy_name(ExploreStrategy strategy) {
   }
 }
 
+static bool is_dfs(const ExploreOptions *o) { return o->strategy == EXPLORE_EXHAUSTIVE || o->strategy == EXPLORE_DFS; }
+
 /* ---- output ---- */
 
 static void out_failed(void) {
@@ -66,116 +71,16 @@ static void write_stdout(void *user, const char *text, size_t length) {
   if (fwrite(text, 1, length, stdout) != length || ferror(stdout)) out_failed();
 }
 
-/* Diagnostics of the runs explored are kept, not printed: the last run's. */
-static Buffer captured;
-
-static void write_captured(void *user, const char *text, size_t length) {
-  (void)user;
-  buf_append(&captured, text, length);
-}
-
-static void json_string(Buffer *out, const char *text) {
-  buf_append(out, "\"", 1);
-  for (const unsigned char *s = (const unsigned char *)text; *s; s++) {
-    if (*s == '"' || *s == '\\') buf_printf(out, "\\%c", *s);
-    else if (*s == '\n') buf_append(out, "\\n", 2);
-    else if (*s < 0x20) buf_printf(out, "\\u%04x", *s);
-    else buf_append(out, (const char *)s, 1);
-  }
-  buf_append(out, "\"", 1);
-}
-
 static double now_seconds(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* ---- the program's identity ---- */
+/* ---- seeds ---- */
 
-static const char *base_name(const char *path) {
-  const char *slash = strrchr(path, '/');
-  return slash ? slash + 1 : path;
-}
-
-/* The script's file name, as its compiled form also knows it. */
-static const char *program_name(VM *vm) {
-  return vm->module_inits.count ? base_name(vm->loader->module_keys[vm->module_inits.count - 1]) : "?";
-}
-
-/* FNV-1a over every definition: name, arity, file name and line. The same
- * for the script, its bytecode file and either bind strategy, wherever it
- * is run from; another program, or this one edited, has another. */
-static uint64_t program_hash(VM *vm) {
-  uint64_t h = 0xcbf29ce484222325ull;
-#define MIX(bytes, n)                                                  \
-  do {                                                                 \
-    const unsigned char *p_ = (const unsigned char *)(bytes);          \
-    for (size_t i_ = 0; i_ < (size_t)(n); i_++) h = (h ^ p_[i_]) * 0x100000001b3ull; \
-  } while (0)
-  for (int i = 0; i < vm->globals.count; i++) {
-    const GlobalInfo *info = &vm->global_info[i];
-    if (info->builtin) continue;
-    int32_t numbers[2] = {info->arity, info->line};
-    MIX(info->name->chars, info->name->length + 1);
-    MIX(numbers, sizeof numbers);
-    if (info->file) MIX(base_name(info->file), strlen(base_name(info->file)) + 1);
-  }
-#undef MIX
-  return h;
-}
-
-/* ---- quiet runs ---- */
-
-typedef struct {
-  VM *vm;
-  Explorer *ex;
-  const ExploreOptions *options;
-  VMConfig saved;              /* the configuration the command line made */
-  int estimate;                /* steps of the default schedule (pct)     */
-} Context;
-
-/* Runs print nothing; their diagnostics are captured. */
-static void quiet(Context *cx) {
-  VMConfig *config = &cx->vm->config;
-  config->write_say = NULL;
-  config->trace = false;
-  config->write_trace = NULL;
-  config->write_error = write_captured;
-}
-
-/* Outcome of the run that just ended. */
-typedef struct {
-  uint64_t id;                 /* seed, or schedule number (dfs)          */
-  bool failure;
-  const char *kind;
-  char *description;
-  int steps, deviations, preemptions;
-} Record;
-
-static const char *const kinds[] = {"pass", "assertion", "error", "uncaught", "deadlock", "limit", "strict-shutdown"};
-#define KIND_COUNT (int)(sizeof kinds / sizeof kinds[0])
-
-static int kind_index(const char *kind) {
-  for (int i = 0; i < KIND_COUNT; i++)
-    if (strcmp(kinds[i], kind) == 0) return i;
-  return 0;
-}
-
-static Record record_run(Context *cx, uint64_t id, SimStatus status) {
-  Record r = {id, false, NULL, NULL, explore_steps(cx->ex), explore_deviation_count(cx->ex),
-              explore_preemptions(cx->ex)};
-  Buffer text;
-  buf_init(&text);
-  r.failure = explore_describe(cx->vm, status, cx->options->fail_on_limit, &r.kind, &text);
-  buf_append(&text, "", 0);
-  r.description = text.data;
-  captured.length = 0;
-  return r;
-}
-
-/* Set up seed `seed` of a seeded strategy: the schedule and the program's
- * random numbers both come from it. */
+/* Set up seed `seed` of a seeded strategy: the schedule, the program's
+ * random numbers and the other choices all come from it. */
 static void use_seed(Context *cx, uint64_t seed) {
   cx->vm->config.seed = seed;
   if (cx->options->strategy == EXPLORE_RANDOM) explore_use_random(cx->ex, seed);
@@ -185,36 +90,78 @@ static void use_seed(Context *cx, uint64_t seed) {
 static Record run_seed(Context *cx, uint64_t seed) {
   use_seed(cx, seed);
   SimStatus status = explore_run(cx->ex);
-  return record_run(cx, seed, status);
+  return explore_record(cx, seed, status);
 }
 
-/* ---- outcomes: runs grouped ---- */
+/* The default schedule's steps; also runs the load. False when the
+ * program does not load (no main, an error in a top level): *status is
+ * then that run's, its messages captured. */
+static bool default_run(Context *cx, SimStatus *status) {
+  explore_use_default(cx->ex);
+  *status = explore_run(cx->ex);
+  cx->estimate = explore_steps(cx->ex);
+  if (IS_UNDEFINED(cx->vm->main_action)) return false;
+  explore_captured()->length = 0;
+  return true;
+}
+
+/* pct's k, the length of a run in steps: the longest of the default run
+ * and of CALIBRATION pct runs of seeds of their own, but for runs stopped
+ * at a limit (Shuttle and Coyote take it from the longest run seen; runs
+ * under pct are longer than the default one). Measured the same way in every process, so that a seed's
+ * run never depends on the runs before it, on --jobs or on --shard. */
+#define CALIBRATION 16
+#define CALIBRATION_SEED 0xca11b4a7e0000000ull
+
+static void calibrate(Context *cx) {
+  if (cx->options->strategy != EXPLORE_PCT) return;
+  int longest = cx->estimate;
+  for (int i = 0; i < CALIBRATION; i++) {
+    cx->vm->config.seed = CALIBRATION_SEED + (uint64_t)i;
+    explore_use_pct(cx->ex, CALIBRATION_SEED + (uint64_t)i, cx->options->depth, cx->estimate);
+    /* a run stopped at a limit may loop: its length says nothing */
+    if (explore_run(cx->ex) != SIM_LIMIT && explore_steps(cx->ex) > longest) longest = explore_steps(cx->ex);
+  }
+  explore_captured()->length = 0;
+  cx->estimate = longest;
+}
+
+/* ---- outcome classes ---- */
 
 typedef struct {
   const char *kind;
-  char *description;
+  char *where;
+  char *description;           /* of its first run                        */
   bool failure;
   uint64_t count;
   uint64_t first;              /* lowest seed or schedule with it          */
-} Outcome;
+  Schedule found;              /* dfs: its first run's schedule, draws and all */
+} Class;
 
 typedef struct {
-  Outcome *items;
+  Class *items;
   int count, capacity;
   int *table;                  /* index + 1, open addressing              */
   int table_capacity;
-} Outcomes;
+} Classes;
 
-static uint64_t text_hash(const char *kind, const char *text) {
+/* A pass is classed by its description (what main returned); a failure by
+ * its kind and place, whatever its message says. */
+static const char *class_text(const Record *r) { return r->failure ? r->where : r->description; }
+
+static uint64_t class_hash(const char *kind, const char *text) {
   uint64_t h = 0xcbf29ce484222325ull;
   for (const char *s = kind; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+  h = (h ^ 0xff) * 0x100000001b3ull;
   for (const char *s = text; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
   return h;
 }
 
-static void outcomes_index(Outcomes *o, int i) {
+static const char *class_key(const Class *c) { return c->failure ? c->where : c->description; }
+
+static void classes_index(Classes *o, int i) {
   uint64_t mask = (uint64_t)o->table_capacity - 1;
-  for (uint64_t j = text_hash(o->items[i].kind, o->items[i].description) & mask;; j = (j + 1) & mask) {
+  for (uint64_t j = class_hash(o->items[i].kind, class_key(&o->items[i])) & mask;; j = (j + 1) & mask) {
     if (!o->table[j]) {
       o->table[j] = i + 1;
       return;
@@ -222,14 +169,23 @@ static void outcomes_index(Outcomes *o, int i) {
   }
 }
 
-static void outcomes_add(Outcomes *o, const Record *r) {
+static char *copy_text(const char *text) {
+  size_t length = strlen(text) + 1;
+  char *copy = xrealloc(NULL, length);
+  memcpy(copy, text, length);
+  return copy;
+}
+
+/* Count `r` in its class: the class's index, and whether it is new. */
+static int classes_add(Classes *o, const Record *r, bool *added) {
+  *added = false;
   if (o->table_capacity) {
     uint64_t mask = (uint64_t)o->table_capacity - 1;
-    for (uint64_t j = text_hash(r->kind, r->description) & mask; o->table[j]; j = (j + 1) & mask) {
-      Outcome *x = &o->items[o->table[j] - 1];
-      if (strcmp(x->kind, r->kind) == 0 && strcmp(x->description, r->description) == 0) {
+    for (uint64_t j = class_hash(r->kind, class_text(r)) & mask; o->table[j]; j = (j + 1) & mask) {
+      Class *x = &o->items[o->table[j] - 1];
+      if (x->failure == r->failure && strcmp(x->kind, r->kind) == 0 && strcmp(class_key(x), class_text(r)) == 0) {
         x->count++;
-        return;
+        return o->table[j] - 1;
       }
     }
   }
@@ -238,36 +194,103 @@ static void outcomes_add(Outcomes *o, const Record *r) {
     o->table_capacity = o->table_capacity ? 2 * o->table_capacity : 64;
     o->table = calloc((size_t)o->table_capacity, sizeof *o->table);
     if (!o->table) xrealloc(NULL, SIZE_MAX);
-    for (int i = 0; i < o->count; i++) outcomes_index(o, i);
+    for (int i = 0; i < o->count; i++) classes_index(o, i);
   }
   if (o->count == o->capacity) {
     o->capacity = o->capacity ? 2 * o->capacity : 16;
     o->items = xrealloc(o->items, (size_t)o->capacity * sizeof *o->items);
   }
-  size_t length = strlen(r->description) + 1;
-  char *copy = xrealloc(NULL, length);
-  memcpy(copy, r->description, length);
-  o->items[o->count] = (Outcome){r->kind, copy, r->failure, 1, r->id};
-  outcomes_index(o, o->count++);
+  o->items[o->count] = (Class){r->kind, copy_text(r->where), copy_text(r->description), r->failure, 1, r->id, {0}};
+  classes_index(o, o->count);
+  *added = true;
+  return o->count++;
 }
 
-static void outcomes_free(Outcomes *o) {
-  for (int i = 0; i < o->count; i++) free(o->items[i].description);
+static void classes_free(Classes *o) {
+  for (int i = 0; i < o->count; i++) {
+    free(o->items[i].where);
+    free(o->items[i].description);
+    schedule_free(&o->items[i].found);
+  }
   free(o->items);
   free(o->table);
 }
 
-/* ---- the sweep ---- */
+/* ---- distinct schedules: a set of the runs' hashes ---- */
 
 typedef struct {
-  Outcomes outcomes;
+  uint64_t *slots;             /* 0: empty (a hash of 0 is stored as 1)    */
+  uint64_t count, capacity;
+} HashSet;
+
+static void hashset_add(HashSet *h, uint64_t x) {
+  if (!x) x = 1;
+  if (2 * (h->count + 1) > h->capacity) {
+    uint64_t *old = h->slots, old_capacity = h->capacity;
+    h->capacity = h->capacity ? 2 * h->capacity : 1024;
+    h->slots = calloc(h->capacity, sizeof *h->slots);
+    if (!h->slots) xrealloc(NULL, SIZE_MAX);
+    h->count = 0;
+    for (uint64_t i = 0; i < old_capacity; i++)
+      if (old[i]) hashset_add(h, old[i]);
+    free(old);
+  }
+  for (uint64_t j = x & (h->capacity - 1);; j = (j + 1) & (h->capacity - 1)) {
+    if (h->slots[j] == x) return;
+    if (!h->slots[j]) {
+      h->slots[j] = x;
+      h->count++;
+      return;
+    }
+  }
+}
+
+/* ---- the sweep ---- */
+
+/* The choices of a sweep's runs, by kind, and its fault points: the
+ * explorer's totals, or the sum of every --jobs process's. */
+typedef struct {
+  uint64_t totals[CHOICE_KINDS], changed[CHOICE_KINDS];
+  FaultPoint *faults;
+  int fault_count;
+} Coverage;
+
+static void coverage_add_fault(Coverage *c, const char *name, uint64_t reached, uint64_t fired) {
+  for (int i = 0; i < c->fault_count; i++) {
+    if (strcmp(c->faults[i].name, name) != 0) continue;
+    c->faults[i].reached += reached;
+    c->faults[i].fired += fired;
+    return;
+  }
+  c->faults = xrealloc(c->faults, (size_t)(c->fault_count + 1) * sizeof *c->faults);
+  c->faults[c->fault_count++] = (FaultPoint){copy_text(name), reached, fired};
+}
+
+static void coverage_add(Coverage *c, const ChoiceLog *log) {
+  for (int k = 0; k < CHOICE_KINDS; k++) {
+    c->totals[k] += log->totals[k];
+    c->changed[k] += log->changed[k];
+  }
+  for (int i = 0; i < log->fault_count; i++)
+    if (log->faults[i].reached) coverage_add_fault(c, log->faults[i].name, log->faults[i].reached, log->faults[i].fired);
+}
+
+static void coverage_free(Coverage *c) {
+  for (int i = 0; i < c->fault_count; i++) free(c->faults[i].name);
+  free(c->faults);
+}
+
+typedef struct {
+  Classes classes;
+  HashSet distinct;
+  Coverage coverage;
   uint64_t runs, failures, abandoned;
   uint64_t stopped;            /* at a limit, not a failure               */
-  bool found;                  /* a failure: the first is below           */
-  Record first;                /* its record (description owned)          */
-  Deviation *first_devs;       /* dfs: its deviations                     */
-  int first_dev_count;
+  uint64_t repeated;           /* dfs: runs of a smaller bound again       */
+  uint64_t steps, deviations;  /* over every run                          */
+  int first_failing;           /* the class of the first failure, or -1   */
   bool exhausted;
+  int bound;                   /* dfs: the last bound explored            */
   double started, last_progress;
   bool progress;               /* a progress line on the terminal         */
 } Sweep;
@@ -294,31 +317,34 @@ static const char *json_verdict(bool failure, const char *kind) {
 static void json_record(const Context *cx, const Record *r) {
   Buffer line;
   buf_init(&line);
-  bool dfs = cx->options->strategy == EXPLORE_EXHAUSTIVE || cx->options->strategy == EXPLORE_DFS;
-  buf_printf(&line, "{\"%s\": %" PRIu64 ", \"outcome\": \"%s\", \"kind\": \"%s\", \"description\": ",
-             dfs ? "schedule" : "seed", r->id, json_verdict(r->failure, r->kind), r->kind);
-  json_string(&line, r->description);
-  buf_printf(&line, ", \"steps\": %d, \"deviations\": %d, \"preemptions\": %d}\n", r->steps, r->deviations,
-             r->preemptions);
+  buf_printf(&line, "{\"%s\": %" PRIu64 ", \"outcome\": \"%s\", \"kind\": \"%s\", \"place\": ",
+             is_dfs(cx->options) ? "schedule" : "seed", r->id, json_verdict(r->failure, r->kind), r->kind);
+  explore_json_string(&line, r->where);
+  buf_printf(&line, ", \"description\": ");
+  explore_json_string(&line, r->description);
+  buf_printf(&line, ", \"steps\": %d, \"deviations\": %d, \"preemptions\": %d, \"hash\": \"%016" PRIx64 "\"}\n",
+             r->steps, r->deviations, r->preemptions, r->hash);
   write_stdout(NULL, line.data, line.length);
   buf_free(&line);
 }
 
-/* Count a run; it keeps or frees r's description. */
-static void take_record(Context *cx, Sweep *s, Record *r) {
+/* Count a run (r is freed); `found`: its schedule when the run is a dfs
+ * one (kept if it opens a class). */
+static void take_record(Context *cx, Sweep *s, Record *r, const Schedule *found) {
   s->runs++;
+  s->steps += (uint64_t)r->steps;
+  s->deviations += (uint64_t)r->deviations;
   if (!r->failure && strcmp(r->kind, "limit") == 0) s->stopped++;
-  outcomes_add(&s->outcomes, r);
+  hashset_add(&s->distinct, r->hash);
+  bool added;
+  int c = classes_add(&s->classes, r, &added);
+  if (added && found) schedule_copy(&s->classes.items[c].found, found);
   if (cx->options->json) json_record(cx, r);
   if (r->failure) {
     s->failures++;
-    if (!s->found) {
-      s->found = true;
-      s->first = *r;
-      return;
-    }
+    if (s->first_failing < 0) s->first_failing = c;
   }
-  free(r->description);
+  record_free(r);
 }
 
 /* The shard's i-th seed. */
@@ -333,27 +359,79 @@ static uint64_t shard_size(const ExploreOptions *o) {
 
 #define CHUNK 256
 #define CHUNK_END UINT64_MAX
+#define CHILD_END (UINT64_MAX - 1)
 
 typedef struct {
   uint64_t id;
+  uint64_t hash;
   uint8_t failure, kind;
   int32_t steps, deviations, preemptions;
-  uint32_t length;
+  uint32_t where_length, length;
 } WireRecord;
+
+static bool put(FILE *out, const void *data, size_t size) { return fwrite(data, 1, size, out) == size; }
+static bool get(FILE *in, void *data, size_t size) { return fread(data, 1, size, in) == size; }
 
 static void child_sweep(Context *cx, int job, int jobs, uint64_t size, FILE *out) {
   for (uint64_t chunk = (uint64_t)job; chunk * CHUNK < size; chunk += (uint64_t)jobs) {
     for (uint64_t i = chunk * CHUNK; i < size && i < (chunk + 1) * CHUNK; i++) {
       Record r = run_seed(cx, shard_seed(cx->options, i));
-      WireRecord w = {r.id, r.failure, (uint8_t)kind_index(r.kind), r.steps, r.deviations, r.preemptions,
-                      (uint32_t)strlen(r.description)};
-      if (fwrite(&w, sizeof w, 1, out) != 1 || fwrite(r.description, 1, w.length, out) != w.length) _exit(1);
-      free(r.description);
+      WireRecord w = {r.id, r.hash, r.failure, (uint8_t)explore_kind_index(r.kind), r.steps, r.deviations,
+                      r.preemptions, (uint32_t)strlen(r.where), (uint32_t)strlen(r.description)};
+      if (!put(out, &w, sizeof w) || !put(out, r.where, w.where_length) || !put(out, r.description, w.length))
+        _exit(1);
+      record_free(&r);
     }
-    WireRecord end = {CHUNK_END, 0, 0, 0, 0, 0, 0};
-    if (fwrite(&end, sizeof end, 1, out) != 1) _exit(1);
+    WireRecord end = {.id = CHUNK_END};
+    if (!put(out, &end, sizeof end)) _exit(1);
+  }
+  /* then its choices' totals and fault points */
+  const ChoiceLog *log = explore_choices(cx->ex);
+  WireRecord end = {.id = CHILD_END, .length = (uint32_t)log->fault_count};
+  if (!put(out, &end, sizeof end) || !put(out, log->totals, sizeof log->totals) ||
+      !put(out, log->changed, sizeof log->changed))
+    _exit(1);
+  for (int i = 0; i < log->fault_count; i++) {
+    uint32_t length = (uint32_t)strlen(log->faults[i].name);
+    if (!put(out, &length, sizeof length) || !put(out, log->faults[i].name, length) ||
+        !put(out, &log->faults[i].reached, sizeof(uint64_t)) || !put(out, &log->faults[i].fired, sizeof(uint64_t)))
+      _exit(1);
   }
   if (fflush(out) != 0) _exit(1);
+}
+
+static char *get_text(FILE *in, uint32_t length) {
+  char *text = xrealloc(NULL, (size_t)length + 1);
+  if (!get(in, text, length)) {
+    free(text);
+    return NULL;
+  }
+  text[length] = '\0';
+  return text;
+}
+
+/* A child's totals, after its last chunk. */
+static bool read_totals(FILE *in, Sweep *s) {
+  WireRecord w;
+  if (!get(in, &w, sizeof w) || w.id != CHILD_END) return false;
+  uint64_t totals[CHOICE_KINDS], changed[CHOICE_KINDS];
+  if (!get(in, totals, sizeof totals) || !get(in, changed, sizeof changed)) return false;
+  for (int k = 0; k < CHOICE_KINDS; k++) {
+    s->coverage.totals[k] += totals[k];
+    s->coverage.changed[k] += changed[k];
+  }
+  for (uint32_t i = 0; i < w.length; i++) {
+    uint32_t length;
+    uint64_t reached, fired;
+    if (!get(in, &length, sizeof length) || length > 1000) return false;
+    char *name = get_text(in, length);
+    if (!name) return false;
+    bool ok = get(in, &reached, sizeof reached) && get(in, &fired, sizeof fired);
+    if (ok && reached) coverage_add_fault(&s->coverage, name, reached, fired);
+    free(name);
+    if (!ok) return false;
+  }
+  return true;
 }
 
 static bool parallel_sweep(Context *cx, Sweep *s, uint64_t size) {
@@ -391,24 +469,24 @@ static bool parallel_sweep(Context *cx, Sweep *s, uint64_t size) {
     FILE *in = from[chunk % (uint64_t)jobs];
     for (;;) {
       WireRecord w;
-      if (fread(&w, sizeof w, 1, in) != 1) {
+      if (!get(in, &w, sizeof w)) {
         ok = false;
         break;
       }
       if (w.id == CHUNK_END) break;
-      char *text = xrealloc(NULL, (size_t)w.length + 1);
-      if (fread(text, 1, w.length, in) != w.length) {
-        free(text);
+      char *where = get_text(in, w.where_length), *text = where ? get_text(in, w.length) : NULL;
+      if (!text) {
+        free(where);
         ok = false;
         break;
       }
-      text[w.length] = '\0';
-      Record r = {w.id, w.failure, kinds[w.kind < KIND_COUNT ? w.kind : 0], text, w.steps, w.deviations,
-                  w.preemptions};
-      take_record(cx, s, &r);
+      Record r = {w.id, w.failure, explore_kinds[w.kind < 7 ? w.kind : 0], text, where, w.steps, w.deviations,
+                  w.preemptions, w.hash};
+      take_record(cx, s, &r, NULL);
       show_progress(s, false);
     }
   }
+  for (int j = 0; j < jobs && ok; j++) ok = read_totals(from[j], s);
   for (int j = 0; j < jobs; j++) {
     fclose(from[j]);
     int wstatus;
@@ -420,397 +498,147 @@ static bool parallel_sweep(Context *cx, Sweep *s, uint64_t size) {
   return ok;
 }
 
-/* ---- shrinking ---- */
+/* ---- exhaustive search: iterative bounding ---- */
 
-typedef struct {
-  Context *cx;
-  const char *kind;
-  const char *description;
-  uint64_t seed;               /* the program's random numbers             */
-  int runs;
-  uint64_t steps;              /* instructions the tests ran              */
-  Deviation *got;              /* the deviations the last failing test made */
-  int got_count;
-} Shrinker;
-
-/* Shrinking's budget, deterministic so that its result is too: runs, and
- * instructions over all of them (a test of a step-limit failure runs a
- * million). */
-#define SHRINK_MAX_RUNS 5000
-#define SHRINK_MAX_STEPS 200000000ull
-#define SHRINK_MORE(s) ((s)->runs < SHRINK_MAX_RUNS && (s)->steps < SHRINK_MAX_STEPS)
-
-/* Replay `devs` leniently: does the run fail the same way? If so, its own
- * deviations (those that applied) are in s->got. */
-static bool same_failure(Shrinker *s, const Deviation *devs, int count) {
-  Context *cx = s->cx;
-  s->runs++;
-  cx->vm->config.seed = s->seed;
-  explore_use_replay(cx->ex, devs, count, false);
-  SimStatus status = explore_run(cx->ex);
-  s->steps += vm_steps(cx->vm);
-  Record r = record_run(cx, 0, status);
-  bool same = r.failure && strcmp(r.kind, s->kind) == 0 && strcmp(r.description, s->description) == 0;
-  free(r.description);
-  if (same) {
-    s->got_count = explore_deviation_count(cx->ex);
-    s->got = xrealloc(s->got, (size_t)(s->got_count ? s->got_count : 1) * sizeof *s->got);
-    memcpy(s->got, explore_deviations(cx->ex), (size_t)s->got_count * sizeof *s->got);
-  }
-  return same;
-}
-
-static int count_preemptions(const Deviation *devs, int count) {
-  int n = 0;
-  for (int i = 0; i < count; i++) n += devs[i].preemption;
-  return n;
-}
-
-/* Zeller and Hildebrandt's ddmin over the deviations: the result fails the
- * same way, and removing any one of its deviations would not (as far as
- * SHRINK_MAX_RUNS tests go). */
-static void ddmin(Shrinker *s, Deviation **devs, int *count) {
-  if (*count == 0) return;
-  if (same_failure(s, NULL, 0)) { /* the default schedule fails too */
-    *count = 0;
-    return;
-  }
-  Deviation *test = xrealloc(NULL, (size_t)*count * sizeof *test);
-  int n = 2;
-  while (*count >= 2 && SHRINK_MORE(s)) {
-    if (n > *count) n = *count;
-    bool reduced = false;
-    /* try each subset, then each complement */
-    for (int phase = 0; phase < 2 && !reduced; phase++) {
-      for (int k = 0; k < n && !reduced && SHRINK_MORE(s); k++) {
-        int lo = (int)((int64_t)*count * k / n), hi = (int)((int64_t)*count * (k + 1) / n), m = 0;
-        for (int i = 0; i < *count; i++)
-          if ((i >= lo && i < hi) == (phase == 0)) test[m++] = (*devs)[i];
-        if (m == 0 || m == *count) continue;
-        if (same_failure(s, test, m)) {
-          memcpy(*devs, s->got, (size_t)s->got_count * sizeof **devs);
-          *count = s->got_count;
-          n = phase == 0 ? 2 : (n - 1 > 2 ? n - 1 : 2);
-          reduced = true;
-        }
-      }
-    }
-    if (!reduced) {
-      if (n >= *count) break;
-      n = 2 * n < *count ? 2 * n : *count;
-    }
-  }
-  /* a single deviation left: is it needed? (the default was tried) */
-  free(test);
-}
-
-/* Then a search for fewer deviations than ddmin kept, which it cannot
- * find (it only removes deviations, and a deviation's step means another
- * point once an earlier one is gone): every schedule with k deviations,
- * depth-first, for k = 1, 2 ... below the count, within a budget of runs.
- * Of the schedules with k deviations that fail the same way, the one with
- * the fewest preemptions wins. */
-#define SHRINK_LEVEL_RUNS 4000
-
-static bool fewer_deviations(Shrinker *s, Deviation **devs, int *count) {
-  Context *cx = s->cx;
-  for (int k = 1; k < *count && SHRINK_MORE(s); k++) {
-    explore_use_deviation_dfs(cx->ex, k);
-    int level_runs = 0, best = -1;
-    bool exhausted = false;
-    while (level_runs < SHRINK_LEVEL_RUNS && SHRINK_MORE(s)) {
-      s->runs++;
-      level_runs++;
-      cx->vm->config.seed = s->seed;
+/* Depth-first search at bound 0, then 1, 2 ..., each exhausted before the
+ * next (CHESS's iterative preemption bounding: Musuvathi and Qadeer, PLDI
+ * 2007): runs with fewer preemptions than the bound were run at a smaller
+ * one, and are not counted again. Stops at --explore N schedules, at
+ * --preemptions K's bound, or when a bound adds nothing (the whole space
+ * is explored). */
+static void dfs_sweep(Context *cx, Sweep *s) {
+  const ExploreOptions *o = cx->options;
+  uint64_t number = 0;
+  Schedule found = {0};
+  bool full = false; /* the last bound's search reached no run at its bound */
+  for (int bound = 0; !full && (o->preemptions < 0 || bound <= o->preemptions); bound++) {
+    s->bound = bound;
+    explore_use_dfs(cx->ex, bound, o->strategy == EXPLORE_EXHAUSTIVE);
+    bool at_bound = false, more = true;
+    while (more) {
       SimStatus status = explore_run(cx->ex);
-      s->steps += vm_steps(cx->vm);
-      Record r = record_run(cx, 0, status);
-      bool same = r.failure && strcmp(r.kind, s->kind) == 0 && strcmp(r.description, s->description) == 0;
-      free(r.description);
-      int preemptions = explore_preemptions(cx->ex);
-      if (same && (best < 0 || preemptions < best)) {
-        best = preemptions;
-        *count = explore_deviation_count(cx->ex);
-        memcpy(*devs, explore_deviations(cx->ex), (size_t)*count * sizeof **devs);
-        if (best == 0) break;
+      if (explore_abandoned(cx->ex)) {
+        s->abandoned++;
+        explore_captured()->length = 0;
+      } else if (explore_preemptions(cx->ex) < bound) {
+        s->repeated++;
+        explore_captured()->length = 0;
+      } else {
+        at_bound = true;
+        Record r = explore_record(cx, ++number, status);
+        explore_schedule(cx->ex, &found, true);
+        take_record(cx, s, &r, &found);
+        show_progress(s, false);
+        if (number >= o->count) break;
       }
-      if (!explore_dfs_next(cx->ex)) {
-        exhausted = true;
-        break;
-      }
+      more = explore_dfs_next(cx->ex);
     }
-    if (best >= 0) return true;
-    if (!exhausted) return false; /* over budget: larger levels would be too */
+    if (number >= o->count && more) break; /* stopped by --explore N */
+    if (!at_bound && bound > 0) full = true;
+    if (!more && o->preemptions >= 0 && bound == o->preemptions) s->exhausted = true;
   }
-  return false;
+  if (full) s->exhausted = true;
+  schedule_free(&found);
 }
 
-/* Then fewer preemptions: move each preemption a few steps earlier or
- * later, where it may pick the same thread at a point where the running
- * thread has stopped anyway; keep any move that fails the same way with
- * no more deviations and fewer preemptions. */
-#define SHRINK_MOVE 12
+/* ---- a failing class: found again, shrunk, written ---- */
 
-static void fewer_preemptions(Shrinker *s, Deviation **devs, int *count) {
-  bool improved = true;
-  Deviation *test = xrealloc(NULL, (size_t)(*count ? *count : 1) * sizeof *test);
-  while (improved && SHRINK_MORE(s)) {
-    improved = false;
-    int preemptions = count_preemptions(*devs, *count);
-    for (int i = 0; i < *count && !improved; i++) {
-      if (!(*devs)[i].preemption) continue;
-      for (int delta = 1; delta <= SHRINK_MOVE && !improved && SHRINK_MORE(s); delta++) {
-        for (int sign = 1; sign >= -1 && !improved; sign -= 2) {
-          int step = (*devs)[i].step + sign * delta;
-          if (step < 1 || (i > 0 && step <= (*devs)[i - 1].step) || (i + 1 < *count && step >= (*devs)[i + 1].step))
-            continue;
-          memcpy(test, *devs, (size_t)*count * sizeof *test);
-          test[i].step = step;
-          if (same_failure(s, test, *count) && s->got_count <= *count &&
-              count_preemptions(s->got, s->got_count) < preemptions) {
-            memcpy(*devs, s->got, (size_t)s->got_count * sizeof **devs);
-            *count = s->got_count;
-            improved = true;
-          }
-        }
-      }
-    }
-  }
-  free(test);
-}
-
-/* ---- schedule files ---- */
-
-static void deviations_text(Explorer *ex, Buffer *out, const Deviation *devs, int count) {
-  for (int i = 0; i < count; i++) {
-    buf_printf(out, "step %d at ", devs[i].step);
-    duration_show(out, devs[i].time);
-    buf_printf(out, " runs %s", explore_thread_id(ex, devs[i].thread));
-    buf_printf(out, "    # instead of %s%s\n", explore_thread_id(ex, devs[i].instead),
-               devs[i].preemption ? ", preempting it" : "");
-  }
-}
-
-static bool write_schedule(Context *cx, const char *path, const Record *first, uint64_t seed, const Deviation *devs,
-                           int count, int original, const char *found) {
-  Buffer text;
-  buf_init(&text);
-  buf_printf(&text, "# simvm schedule: simvm --replay %s %s\n", path, cx->options->script);
-  buf_printf(&text, "# found by %s; %d deviation%s from the default schedule", found, count, count == 1 ? "" : "s");
-  if (original != count) buf_printf(&text, " (shrunk from %d)", original);
-  buf_printf(&text, "\n# outcome: %s\n", first->description);
-  buf_printf(&text, "simvm-schedule 1\n");
-  buf_printf(&text, "program %s %016" PRIx64 "\n", program_name(cx->vm), program_hash(cx->vm));
-  buf_printf(&text, "seed %" PRIu64 "\n", seed);
-  buf_printf(&text, "option --max-steps %" PRIu64 "\n", cx->vm->config.max_steps);
-  if (cx->vm->config.fail_on_uncaught) buf_printf(&text, "option --fail-on uncaught\n");
-  if (cx->vm->config.strict_shutdown) buf_printf(&text, "option --strict-shutdown\n");
-  deviations_text(cx->ex, &text, devs, count);
-  FILE *file = fopen(path, "w");
-  bool ok = file && fwrite(text.data, 1, text.length, file) == text.length;
-  if (file && fclose(file) != 0) ok = false;
-  if (!ok) fprintf(stderr, "simvm: cannot write '%s': %s\n", path, strerror(errno));
-  buf_free(&text);
-  return ok;
-}
+#define MAX_SHRUNK_CLASSES 8
 
 typedef struct {
-  char name[256];
-  uint64_t hash;
-  uint64_t seed;
-  uint64_t max_steps;          /* 0: none recorded */
-  bool fail_on_uncaught, strict_shutdown;
-  Deviation *devs;
-  int count;
-} ScheduleFile;
+  int class_index;
+  Record check;                /* the shrunk schedule's strict replay     */
+  Schedule schedule;           /* shrunk                                  */
+  uint64_t seed;               /* the program seed it is for              */
+  int before;                  /* deviations and choices before shrinking */
+  int before_devs, before_preemptions, before_choices;
+  int runs;                    /* shrinking's replays                     */
+  char *path;                  /* the file written, or NULL               */
+} Failure;
 
-static bool bad_file(const char *path, int line, const char *fmt, const char *arg) {
-  fflush(stdout);
-  if (line) fprintf(stderr, "simvm: %s:%d: ", path, line);
-  else fprintf(stderr, "simvm: %s: ", path);
-  fprintf(stderr, fmt, arg);
-  fputc('\n', stderr);
-  return false;
+static void failure_free(Failure *f) {
+  schedule_free(&f->schedule);
+  record_free(&f->check);
+  free(f->path);
 }
 
-static bool read_schedule(Explorer *ex, const char *path, ScheduleFile *f, int *status) {
-  memset(f, 0, sizeof *f);
-  *status = SIM_COMPILE_ERROR;
-  FILE *file = fopen(path, "r");
-  if (!file) {
-    *status = SIM_USAGE;
-    fflush(stdout);
-    fprintf(stderr, "simvm: cannot open '%s': %s\n", path, strerror(errno));
+/* The schedule file of the n-th failing class (from 1): NAME.schedule,
+ * then NAME.2.schedule ..., or --schedule-out's name likewise. */
+static char *schedule_path(const ExploreOptions *o, int n) {
+  const char *given = o->schedule_out;
+  const char *name = given ? given : strrchr(o->script, '/') ? strrchr(o->script, '/') + 1 : o->script;
+  size_t length = strlen(name);
+  const char *suffix = given ? "" : ".schedule";
+  if (!given && length > 4 && strcmp(name + length - 4, ".sim") == 0) length -= 4;
+  else if (!given && length > 5 && strcmp(name + length - 5, ".simc") == 0) length -= 5;
+  size_t extra = given && length > 9 && strcmp(name + length - 9, ".schedule") == 0 ? 9 : 0;
+  char *path = xrealloc(NULL, length + 32);
+  if (n == 1) snprintf(path, length + 32, "%.*s%s", (int)length, name, suffix);
+  else if (given) snprintf(path, length + 32, "%.*s.%d%s", (int)(length - extra), name, n, extra ? ".schedule" : "");
+  else snprintf(path, length + 32, "%.*s.%d%s", (int)length, name, n, suffix);
+  return path;
+}
+
+static void found_by(const Context *cx, uint64_t id, char *out, size_t size) {
+  const ExploreOptions *o = cx->options;
+  if (is_dfs(o))
+    snprintf(out, size, "simvm --explore %" PRIu64 " --strategy %s as schedule %" PRIu64, o->count,
+             strategy_name(o->strategy), id);
+  else if (o->strategy == EXPLORE_PCT)
+    snprintf(out, size, "simvm --explore (pct, depth %d) as seed %" PRIu64, o->depth, id);
+  else snprintf(out, size, "simvm --explore (random) as seed %" PRIu64, id);
+}
+
+/* Find the class's first run again, shrink it, check it, write it. False
+ * on an internal error or a write error. */
+static bool settle_failure(Context *cx, Sweep *s, Failure *f, int n) {
+  VM *vm = cx->vm;
+  Class *c = &s->classes.items[f->class_index];
+  const ExploreOptions *o = cx->options;
+  if (is_dfs(o)) {
+    f->seed = vm->config.seed;
+    schedule_copy(&f->schedule, &c->found);
+  } else {
+    f->seed = c->first;
+    use_seed(cx, c->first);
+    explore_run(cx->ex);
+    explore_captured()->length = 0;
+    explore_schedule(cx->ex, &f->schedule, true);
+  }
+  f->before_devs = f->schedule.dev_count;
+  f->before_preemptions = schedule_preemptions(&f->schedule);
+  f->before_choices = 0;
+  for (int i = 0; i < f->schedule.choice_count; i++)
+    f->before_choices += choice_differs(&f->schedule.choices[i], f->schedule.orders) ||
+                         choice_family(f->schedule.choices[i].kind) != FAMILY_DRAW;
+  f->before = f->before_devs + f->before_choices;
+  Shrinker shr = {cx, c->kind, c->where, f->seed, 0, 0, {0}};
+  if (o->shrink) {
+    shrink_schedule(&shr, &f->schedule);
+    f->seed = shr.seed;
+  } else if (shrink_test(&shr, &f->schedule)) { /* the draws at their default, not listed */
+    schedule_copy(&f->schedule, &shr.got);
+  }
+  f->runs = shr.runs;
+  shrinker_free(&shr);
+  /* what is written must fail in the class, replayed strictly */
+  vm->config.seed = f->seed;
+  explore_use_replay(cx->ex, &f->schedule, true);
+  f->check = explore_record(cx, 0, explore_run(cx->ex));
+  if (explore_mismatch(cx->ex)->mismatch || !record_in_class(&f->check, c->kind, c->where)) {
+    fprintf(stderr, "simvm: internal error: the schedule of %s %" PRIu64 " does not fail the same way when replayed\n",
+            is_dfs(o) ? "schedule" : "seed", c->first);
     return false;
   }
-  char line[1024];
-  int number = 0, capacity = 0;
-  bool header = false, program = false;
-  bool ok = true;
-  while (ok && fgets(line, sizeof line, file)) {
-    number++;
-    size_t length = strlen(line);
-    if (length == sizeof line - 1 && line[length - 1] != '\n') {
-      ok = bad_file(path, number, "%s", "line too long");
-      break;
-    }
-    char *hash = strchr(line, '#');
-    if (hash) *hash = '\0';
-    char *end = line + strlen(line);
-    while (end > line && (end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r')) *--end = '\0';
-    char *text = line;
-    while (*text == ' ' || *text == '\t') text++;
-    if (!*text) continue;
-    if (!header) {
-      if (strcmp(text, "simvm-schedule 1") != 0) {
-        ok = bad_file(path, number, "%s", "not a simvm schedule file (its first line must be 'simvm-schedule 1')");
-        break;
-      }
-      header = true;
-      continue;
-    }
-    char word[64], a[256], b[256], c[256];
-    int got = sscanf(text, "%63s %255s %255s %255s", word, a, b, c);
-    if (strcmp(word, "program") == 0 && got == 3) {
-      char *rest;
-      errno = 0;
-      f->hash = strtoull(b, &rest, 16);
-      if (*rest || errno || strlen(b) != 16) { ok = bad_file(path, number, "malformed program line: '%s'", text); break; }
-      snprintf(f->name, sizeof f->name, "%s", a);
-      program = true;
-    } else if (strcmp(word, "seed") == 0 && got == 2) {
-      if (!parse_count(a, &f->seed)) { ok = bad_file(path, number, "malformed seed line: '%s'", text); break; }
-    } else if (strcmp(word, "option") == 0 && got >= 2) {
-      if (strcmp(a, "--max-steps") == 0 && got == 3 && parse_count(b, &f->max_steps) && f->max_steps > 0) continue;
-      if (strcmp(a, "--fail-on") == 0 && got == 3 && strcmp(b, "uncaught") == 0) {
-        f->fail_on_uncaught = true;
-        continue;
-      }
-      if (strcmp(a, "--strict-shutdown") == 0 && got == 2) {
-        f->strict_shutdown = true;
-        continue;
-      }
-      ok = bad_file(path, number, "unknown option line: '%s'", text);
-    } else if (strcmp(word, "step") == 0) {
-      uint64_t step;
-      int64_t time;
-      char at[8], runs[8], id[64];
-      int key;
-      if (sscanf(text, "step %255s %7s %255s %7s %63s %255s", a, at, b, runs, id, c) != 5 || strcmp(at, "at") != 0 ||
-          strcmp(runs, "runs") != 0 || !parse_count(a, &step) || step < 1 || step > 1000000000 ||
-          !parse_duration(b, &time) || (key = explore_key_of(ex, id)) < 0) {
-        ok = bad_file(path, number, "malformed step line: '%s' (it should read 'step N at TIME runs THREAD')", text);
-        break;
-      }
-      if (f->count && (int)step <= f->devs[f->count - 1].step) {
-        ok = bad_file(path, number, "steps must increase: '%s'", text);
-        break;
-      }
-      if (f->count == capacity) {
-        capacity = capacity ? 2 * capacity : 16;
-        f->devs = xrealloc(f->devs, (size_t)capacity * sizeof *f->devs);
-      }
-      f->devs[f->count++] = (Deviation){(int)step, time, key, -1, false};
-    } else {
-      ok = bad_file(path, number, "unknown line: '%s'", text);
-    }
+  char found[256];
+  found_by(cx, c->first, found, sizeof found);
+  f->path = schedule_path(o, n);
+  ScheduleNote note = {found, &f->check, f->seed, f->before};
+  if (!schedule_file_write(cx, f->path, &f->schedule, &note)) {
+    free(f->path);
+    f->path = NULL;
+    return false;
   }
-  fclose(file);
-  if (ok && !header) ok = bad_file(path, 0, "%s", "not a simvm schedule file (it is empty)");
-  if (ok && !program) ok = bad_file(path, 0, "%s", "no 'program' line");
-  if (!ok) {
-    free(f->devs);
-    f->devs = NULL;
-  }
-  return ok;
-}
-
-/* ---- single runs ---- */
-
-/* The default schedule's steps, for pct's change points; also runs the
- * load. False when the program does not load (no main, an error in a top
- * level): *status is then that run's, its messages in `captured`. */
-static bool default_run(Context *cx, SimStatus *status) {
-  explore_use_default(cx->ex);
-  *status = explore_run(cx->ex);
-  cx->estimate = explore_steps(cx->ex);
-  if (IS_UNDEFINED(cx->vm->main_action)) return false;
-  captured.length = 0;
-  return true;
-}
-
-Explorer *explore_seeded(VM *vm, ExploreStrategy strategy, uint64_t seed, int depth) {
-  Context cx = {vm, explore_new(vm), NULL, vm->config, 0};
-  ExploreOptions options;
-  explore_options_init(&options);
-  options.strategy = strategy;
-  options.depth = depth;
-  cx.options = &options;
-  quiet(&cx);
-  SimStatus status;
-  bool loaded = default_run(&cx, &status);
-  vm->config = cx.saved;
-  captured.length = 0;
-  if (!loaded) { /* the plain run that follows says why */
-    explore_free(cx.ex);
-    return NULL;
-  }
-  use_seed(&cx, seed);
-  explore_mark_deviations(cx.ex, true);
-  return cx.ex;
-}
-
-Explorer *explore_replay_file(VM *vm, const char *path, bool max_steps_set, int *status) {
-  Explorer *ex = explore_new(vm);
-  ScheduleFile f;
-  if (!read_schedule(ex, path, &f, status)) {
-    explore_free(ex);
-    return NULL;
-  }
-  /* the load, quietly, to know the program (its name is the script's) */
-  Context cx = {vm, ex, NULL, vm->config, 0};
-  ExploreOptions options;
-  explore_options_init(&options);
-  cx.options = &options;
-  quiet(&cx);
-  SimStatus load;
-  bool loaded = default_run(&cx, &load);
-  vm->config = cx.saved;
-  captured.length = 0;
-  if (!loaded) {
-    free(f.devs);
-    explore_free(ex);
-    *status = -1; /* run it plainly: the load reports */
-    return NULL;
-  }
-  if (strcmp(f.name, program_name(vm)) != 0) {
-    fflush(stdout);
-    fprintf(stderr, "simvm: %s is a schedule for %s, not %s\n", path, f.name, program_name(vm));
-    free(f.devs);
-    explore_free(ex);
-    *status = SIM_COMPILE_ERROR;
-    return NULL;
-  }
-  if (f.hash != program_hash(vm)) {
-    fflush(stdout);
-    fprintf(stderr, "simvm: note: %s has changed since %s was written; replaying it anyway\n", program_name(vm), path);
-  }
-  vm->config.seed = f.seed;
-  if (f.max_steps && !max_steps_set) vm->config.max_steps = f.max_steps;
-  if (f.fail_on_uncaught) vm->config.fail_on_uncaught = true;
-  if (f.strict_shutdown) vm->config.strict_shutdown = true;
-  explore_use_replay(ex, f.devs, f.count, true);
-  explore_mark_deviations(ex, true);
-  free(f.devs);
-  return ex;
-}
-
-bool explore_replay_failed(VM *vm, Explorer *ex, const char *path) {
-  const ReplayMismatch *m = explore_mismatch(ex);
-  if (!m->mismatch) return false;
-  fflush(stdout);
-  fprintf(stderr, "simvm: %s no longer matches %s: it stopped matching at deviation %d: %s\n", path,
-          program_name(vm), m->deviation, m->why);
   return true;
 }
 
@@ -821,27 +649,31 @@ static const char *verdict(bool failure, const char *kind) {
   return failure ? "FAIL" : strcmp(kind, "limit") == 0 ? "stop" : "pass";
 }
 
-static void print_outcomes(const Sweep *s) {
+static void print_classes(const Sweep *s) {
   uint64_t widest = 1;
-  for (int i = 0; i < s->outcomes.count; i++)
-    if (s->outcomes.items[i].count > widest) widest = s->outcomes.items[i].count;
+  for (int i = 0; i < s->classes.count; i++)
+    if (s->classes.items[i].count > widest) widest = s->classes.items[i].count;
   int width = snprintf(NULL, 0, "%" PRIu64, widest);
-  for (int i = 0; i < s->outcomes.count; i++) {
-    const Outcome *o = &s->outcomes.items[i];
-    printf("  %*" PRIu64 "  %s  %s\n", width, o->count, verdict(o->failure, o->kind), o->description);
+  for (int i = 0; i < s->classes.count; i++) {
+    const Class *c = &s->classes.items[i];
+    printf("  %*" PRIu64 "  %s  %s\n", width, c->count, verdict(c->failure, c->kind), c->description);
   }
 }
 
 static void print_header(const Context *cx, const Sweep *s) {
   const ExploreOptions *o = cx->options;
-  printf("simvm --explore: %" PRIu64 " schedule%s of %s, %s", s->runs, s->runs == 1 ? "" : "s", program_name(cx->vm),
-         strategy_name(o->strategy));
-  if (o->strategy == EXPLORE_PCT) printf(" (depth %d)", o->depth);
-  if (o->strategy == EXPLORE_EXHAUSTIVE || o->strategy == EXPLORE_DFS) {
-    printf(" (at most %d preemption%s%s)\n", o->preemptions, o->preemptions == 1 ? "" : "s",
-           o->strategy == EXPLORE_DFS ? ", no pruning" : "");
-    if (s->exhausted) printf("every schedule within the bound was explored");
-    else printf("stopped at --explore %" PRIu64 " before the space within the bound was exhausted", o->count);
+  printf("simvm --explore: %" PRIu64 " schedule%s of %s, %s", s->runs, s->runs == 1 ? "" : "s",
+         explore_program_name(cx->vm), strategy_name(o->strategy));
+  if (o->strategy == EXPLORE_PCT) printf(" (depth %d, k %d)", o->depth, cx->estimate);
+  if (is_dfs(o)) {
+    printf(" (iterative preemption bounding");
+    if (o->preemptions >= 0) printf(" to %d", o->preemptions);
+    printf("%s)\n", o->strategy == EXPLORE_DFS ? ", no pruning" : "");
+    if (s->exhausted && o->preemptions >= 0)
+      printf("every schedule within %d preemption%s was explored", o->preemptions, o->preemptions == 1 ? "" : "s");
+    else if (s->exhausted) printf("every schedule was explored (%d preemption%s at most)", s->bound - 1,
+                                  s->bound - 1 == 1 ? "" : "s");
+    else printf("stopped at --explore %" PRIu64 " in bound %d, before the space was exhausted", o->count, s->bound);
     if (s->abandoned) printf("; %" PRIu64 " run%s abandoned as equivalent to explored ones", s->abandoned,
                              s->abandoned == 1 ? "" : "s");
     printf("\n");
@@ -854,16 +686,128 @@ static void print_header(const Context *cx, const Sweep *s) {
   printf("\n");
 }
 
-static void json_summary(const Context *cx, const Sweep *s, double seconds, const Deviation *devs, int count,
-                         int shrink_runs, const char *schedule) {
+static void print_coverage(const Context *cx, const Sweep *s) {
+  const Coverage *c = &s->coverage;
+  uint64_t draws = c->totals[CHOICE_RANDOM] + c->totals[CHOICE_FLOAT] + c->totals[CHOICE_SPAN];
+  uint64_t changed = c->changed[CHOICE_RANDOM] + c->changed[CHOICE_FLOAT] + c->changed[CHOICE_SPAN];
+  printf("coverage: %" PRIu64 " distinct schedule%s, %d outcome class%s, %" PRIu64 " steps with %" PRIu64
+         " deviations\n",
+         s->distinct.count, s->distinct.count == 1 ? "" : "s", s->classes.count, s->classes.count == 1 ? "" : "es",
+         s->steps, s->deviations);
+  printf("choices: random draws %" PRIu64 " (%" PRIu64 " off the stream), durations %" PRIu64, draws, changed,
+         c->totals[CHOICE_DURATION]);
+  if (explore_choices(cx->ex)->jitter) printf(" (%" PRIu64 " jittered)", c->changed[CHOICE_DURATION]);
+  else printf(" (no --jitter)");
+  printf(", timer ties %" PRIu64 " (%" PRIu64 " reordered), fault points %" PRIu64 " (%" PRIu64 " fired)\n",
+         c->totals[CHOICE_TIMERS], c->changed[CHOICE_TIMERS], c->totals[CHOICE_FAULT], c->changed[CHOICE_FAULT]);
+  if (c->fault_count) {
+    printf("fault points:");
+    for (int i = 0; i < c->fault_count; i++)
+      printf("%s \"%s\" reached %" PRIu64 ", fired %" PRIu64, i ? ";" : "", c->faults[i].name, c->faults[i].reached,
+             c->faults[i].fired);
+    printf("\n");
+  }
+}
+
+static void print_failures(const Context *cx, const Sweep *s, const Failure *failures, int count) {
+  const ExploreOptions *o = cx->options;
+  int failing = 0;
+  for (int i = 0; i < s->classes.count; i++) failing += s->classes.items[i].failure;
+  printf("%" PRIu64 " of %" PRIu64 " schedules failed, in %d class%s:\n", s->failures, s->runs, failing,
+         failing == 1 ? "" : "es");
+  for (int i = 0; i < count; i++) {
+    const Failure *f = &failures[i];
+    const Class *c = &s->classes.items[f->class_index];
+    printf("%d. %s%s: %" PRIu64 " run%s; the first, %s %" PRIu64 ", has %d deviation%s (%d preemption%s) and %d "
+           "other choice%s\n",
+           i + 1, c->kind, c->where, c->count, c->count == 1 ? "" : "s", is_dfs(o) ? "schedule" : "seed", c->first,
+           f->before_devs, f->before_devs == 1 ? "" : "s", f->before_preemptions, f->before_preemptions == 1 ? "" : "s",
+           f->before_choices, f->before_choices == 1 ? "" : "s");
+    Buffer story;
+    buf_init(&story);
+    schedule_story(&f->schedule, &story);
+    if (o->shrink) printf("   shrunk in %d run%s: it %s\n", f->runs, f->runs == 1 ? "" : "s", story.data);
+    else printf("   it %s\n", story.data);
+    buf_free(&story);
+    if (f->path) printf("   schedule written to %s; replay it with: simvm --replay %s %s\n", f->path, f->path, o->script);
+  }
+  if (failing > count)
+    printf("(%d more class%s not shrunk: at most %d are)\n", failing - count, failing - count == 1 ? "" : "es", count);
+}
+
+static void json_schedule(Explorer *ex, Buffer *out, const Schedule *sc) {
+  buf_printf(out, "\"schedule\": [");
+  for (int i = 0; i < sc->dev_count; i++)
+    buf_printf(out, "%s{\"step\": %d, \"time_ns\": %" PRId64 ", \"thread\": \"%s\", \"instead_of\": \"%s\"}",
+               i ? ", " : "", sc->devs[i].step, sc->devs[i].time, explore_thread_id(ex, sc->devs[i].thread),
+               explore_thread_id(ex, sc->devs[i].instead));
+  buf_printf(out, "], \"choices\": [");
+  for (int i = 0; i < sc->choice_count; i++) {
+    Buffer line;
+    buf_init(&line);
+    explore_choice_text(ex, &sc->choices[i], sc->orders, &line);
+    if (i) buf_printf(out, ", ");
+    explore_json_string(out, buf_text(&line));
+    buf_free(&line);
+  }
+  buf_printf(out, "]");
+}
+
+static void json_coverage(const Context *cx, const Sweep *s, Buffer *out) {
+  const Coverage *c = &s->coverage;
+  static const char *const names[] = {"random", "float", "span", "duration", "fault", "timers"};
+  buf_printf(out, ", \"coverage\": {\"distinct_schedules\": %" PRIu64 ", \"outcome_classes\": %d, \"steps\": %" PRIu64
+                  ", \"deviations\": %" PRIu64 ", \"choices\": {",
+             s->distinct.count, s->classes.count, s->steps, s->deviations);
+  for (int k = 0; k < CHOICE_KINDS; k++)
+    buf_printf(out, "%s\"%s\": {\"made\": %" PRIu64 ", \"changed\": %" PRIu64 "}", k ? ", " : "", names[k],
+               c->totals[k], c->changed[k]);
+  buf_printf(out, "}, \"faults\": [");
+  for (int i = 0; i < c->fault_count; i++) {
+    buf_printf(out, "%s{\"name\": ", i ? ", " : "");
+    explore_json_string(out, c->faults[i].name);
+    buf_printf(out, ", \"reached\": %" PRIu64 ", \"fired\": %" PRIu64 "}", c->faults[i].reached, c->faults[i].fired);
+  }
+  buf_printf(out, "]");
+  if (cx->options->strategy == EXPLORE_PCT) buf_printf(out, ", \"pct_k\": %d", cx->estimate);
+  if (is_dfs(cx->options)) buf_printf(out, ", \"bound\": %d, \"repeated\": %" PRIu64, s->bound, s->repeated);
+  buf_printf(out, "}");
+}
+
+static void json_failure(const Context *cx, const Sweep *s, const Failure *f, Buffer *out) {
+  const Class *c = &s->classes.items[f->class_index];
+  Buffer story;
+  buf_init(&story);
+  schedule_story(&f->schedule, &story);
+  buf_printf(out, "{\"kind\": \"%s\", \"place\": ", c->kind);
+  explore_json_string(out, c->where);
+  buf_printf(out, ", \"description\": ");
+  explore_json_string(out, c->description);
+  buf_printf(out, ", \"count\": %" PRIu64 ", \"%s\": %" PRIu64 ", \"deviations\": %d, \"preemptions\": %d, "
+                  "\"choices\": %d, \"shrunk\": {\"deviations\": %d, \"preemptions\": %d, \"choices\": %d, "
+                  "\"runs\": %d, \"seed\": %" PRIu64 ", \"story\": ",
+             c->count, is_dfs(cx->options) ? "schedule" : "seed", c->first, f->before_devs, f->before_preemptions,
+             f->before_choices, f->schedule.dev_count, schedule_preemptions(&f->schedule), f->schedule.choice_count,
+             f->runs, f->seed);
+  explore_json_string(out, story.data);
+  buf_printf(out, ", ");
+  json_schedule(cx->ex, out, &f->schedule);
+  buf_printf(out, "}, \"schedule_file\": ");
+  if (f->path) explore_json_string(out, f->path);
+  else buf_printf(out, "null");
+  buf_printf(out, "}");
+  buf_free(&story);
+}
+
+static void json_summary(const Context *cx, const Sweep *s, double seconds, const Failure *failures, int count) {
   const ExploreOptions *o = cx->options;
   Buffer out;
   buf_init(&out);
   buf_printf(&out, "{\"summary\": {\"program\": ");
-  json_string(&out, program_name(cx->vm));
+  explore_json_string(&out, explore_program_name(cx->vm));
   buf_printf(&out, ", \"strategy\": \"%s\"", strategy_name(o->strategy));
   if (o->strategy == EXPLORE_PCT) buf_printf(&out, ", \"depth\": %d", o->depth);
-  if (o->strategy == EXPLORE_EXHAUSTIVE || o->strategy == EXPLORE_DFS)
+  if (is_dfs(o))
     buf_printf(&out, ", \"preemptions\": %d, \"exhausted\": %s, \"abandoned\": %" PRIu64, o->preemptions,
                s->exhausted ? "true" : "false", s->abandoned);
   else
@@ -871,93 +815,71 @@ static void json_summary(const Context *cx, const Sweep *s, double seconds, cons
                      ", \"shards\": %" PRIu64,
                o->first_seed, o->first_seed + o->count - 1, o->shard, o->shards);
   buf_printf(&out, ", \"schedules\": %" PRIu64 ", \"failures\": %" PRIu64 ", \"outcomes\": [", s->runs, s->failures);
-  for (int i = 0; i < s->outcomes.count; i++) {
-    const Outcome *x = &s->outcomes.items[i];
-    buf_printf(&out, "%s{\"outcome\": \"%s\", \"kind\": \"%s\", \"description\": ", i ? ", " : "",
+  for (int i = 0; i < s->classes.count; i++) {
+    const Class *x = &s->classes.items[i];
+    buf_printf(&out, "%s{\"outcome\": \"%s\", \"kind\": \"%s\", \"place\": ", i ? ", " : "",
                json_verdict(x->failure, x->kind), x->kind);
-    json_string(&out, x->description);
+    explore_json_string(&out, x->where);
+    buf_printf(&out, ", \"description\": ");
+    explore_json_string(&out, x->description);
     buf_printf(&out, ", \"count\": %" PRIu64 ", \"first\": %" PRIu64 "}", x->count, x->first);
   }
   buf_printf(&out, "]");
-  if (s->found) {
-    buf_printf(&out, ", \"first_failure\": {\"%s\": %" PRIu64 ", \"deviations\": %d, \"preemptions\": %d",
-               o->strategy == EXPLORE_EXHAUSTIVE || o->strategy == EXPLORE_DFS ? "schedule" : "seed", s->first.id,
-               s->first.deviations, s->first.preemptions);
-    buf_printf(&out, ", \"shrunk\": {\"deviations\": %d, \"preemptions\": %d, \"runs\": %d, \"schedule\": [", count,
-               count_preemptions(devs, count), shrink_runs);
-    for (int i = 0; i < count; i++)
-      buf_printf(&out, "%s{\"step\": %d, \"time_ns\": %" PRId64 ", \"thread\": \"%s\", \"instead_of\": \"%s\"}",
-                 i ? ", " : "", devs[i].step, devs[i].time, explore_thread_id(cx->ex, devs[i].thread),
-                 explore_thread_id(cx->ex, devs[i].instead));
-    buf_printf(&out, "]}, \"schedule_file\": ");
-    if (schedule) json_string(&out, schedule);
-    else buf_printf(&out, "null");
-    buf_printf(&out, "}");
+  json_coverage(cx, s, &out);
+  buf_printf(&out, ", \"failing_classes\": [");
+  for (int i = 0; i < count; i++) {
+    if (i) buf_printf(&out, ", ");
+    json_failure(cx, s, &failures[i], &out);
   }
-  buf_printf(&out, ", \"wall_seconds\": %.6f}}\n", seconds);
+  buf_printf(&out, "], \"wall_seconds\": %.6f}}\n", seconds);
   write_stdout(NULL, out.data, out.length);
   buf_free(&out);
 }
 
-/* The default schedule file: the script's name with .schedule for .sim. */
-static char *default_schedule_path(const char *script) {
-  const char *name = base_name(script);
-  size_t length = strlen(name);
-  if (length > 4 && strcmp(name + length - 4, ".sim") == 0) length -= 4;
-  else if (length > 5 && strcmp(name + length - 5, ".simc") == 0) length -= 5;
-  char *path = xrealloc(NULL, length + 10);
-  memcpy(path, name, length);
-  strcpy(path + length, ".schedule");
-  return path;
+/* The failing run once more, traced, its deviations and choices marked,
+ * its messages after the trace. */
+static void print_trace(Context *cx, const Failure *f) {
+  VM *vm = cx->vm;
+  printf("\nthe %sschedule's trace, its deviations and choices marked <-:\n", cx->options->shrink ? "shrunk " : "");
+  fflush(stdout);
+  vm->config.trace = true;
+  vm->config.trace_all = cx->saved.trace_all;
+  vm->config.write_trace = write_stdout;
+  vm->config.write_error = write_stdout;
+  vm->config.seed = f->seed;
+  explore_use_replay(cx->ex, &f->schedule, true);
+  explore_mark_deviations(cx->ex, true);
+  explore_run(cx->ex);
 }
 
 int explore_command(VM *vm, const ExploreOptions *options) {
   Context cx = {vm, explore_new(vm), options, vm->config, 0};
   Context *c = &cx;
-  quiet(c);
+  explore_quiet(c);
+  explore_set_jitter(cx.ex, options->jitter);
   if (!vm->config.max_steps) vm->config.max_steps = EXPLORE_DEFAULT_MAX_STEPS;
   double started = now_seconds();
   SimStatus load;
   if (!default_run(c, &load)) { /* the program did not load: say why, as a plain run would */
     fflush(stdout);
-    if (captured.length) fwrite(captured.data, 1, captured.length, stderr);
+    Buffer *captured = explore_captured();
+    if (captured->length) fwrite(captured->data, 1, captured->length, stderr);
     explore_free(cx.ex);
-    buf_free(&captured);
+    buf_free(captured);
     vm->config = cx.saved;
     return load;
   }
+  calibrate(c);
+  explore_reset_totals(cx.ex);
   Sweep s;
   memset(&s, 0, sizeof s);
+  s.first_failing = -1;
   s.started = s.last_progress = started;
   s.progress = !options->json && isatty(STDERR_FILENO);
-  bool dfs = options->strategy == EXPLORE_EXHAUSTIVE || options->strategy == EXPLORE_DFS;
   bool ok = true;
-  if (dfs) {
+  if (is_dfs(options)) {
     vm->config.seed = options->seed_given ? options->first_seed : 0;
-    explore_use_dfs(cx.ex, options->preemptions, options->strategy == EXPLORE_EXHAUSTIVE);
-    uint64_t number = 0;
-    for (;;) {
-      SimStatus status = explore_run(cx.ex);
-      if (explore_abandoned(cx.ex)) {
-        s.abandoned++;
-        captured.length = 0;
-      } else {
-        Record r = record_run(c, ++number, status);
-        bool first = r.failure && !s.found;
-        take_record(c, &s, &r);
-        if (first) {
-          s.first_dev_count = explore_deviation_count(cx.ex);
-          s.first_devs = xrealloc(NULL, (size_t)(s.first_dev_count ? s.first_dev_count : 1) * sizeof *s.first_devs);
-          memcpy(s.first_devs, explore_deviations(cx.ex), (size_t)s.first_dev_count * sizeof *s.first_devs);
-        }
-        show_progress(&s, false);
-      }
-      if (!explore_dfs_next(cx.ex)) {
-        s.exhausted = true;
-        break;
-      }
-      if (number >= options->count) break;
-    }
+    dfs_sweep(c, &s);
   } else {
     uint64_t size = shard_size(options);
     if (options->jobs > 1 && size > CHUNK) {
@@ -965,122 +887,161 @@ int explore_command(VM *vm, const ExploreOptions *options) {
     } else {
       for (uint64_t i = 0; i < size; i++) {
         Record r = run_seed(c, shard_seed(options, i));
-        take_record(c, &s, &r);
+        take_record(c, &s, &r, NULL);
         show_progress(&s, false);
       }
     }
   }
+  if (!(options->jobs > 1 && !is_dfs(options) && shard_size(options) > CHUNK)) coverage_add(&s.coverage, explore_choices(cx.ex));
   show_progress(&s, true);
   if (!ok) {
     explore_free(cx.ex);
     return SIM_FAILED;
   }
 
-  /* the first failure: its schedule, shrunk */
-  Deviation *devs = NULL;
-  int count = 0, original = 0;
-  Shrinker shrinker = {c, NULL, NULL, 0, 0, 0, NULL, 0};
-  char found[256] = "";
-  if (s.found) {
-    uint64_t seed;
-    if (dfs) {
-      seed = vm->config.seed;
-      devs = s.first_devs;
-      count = s.first_dev_count;
-      s.first_devs = NULL;
-      snprintf(found, sizeof found, "simvm --explore %" PRIu64 " --strategy %s --preemptions %d as schedule %" PRIu64,
-               options->count, strategy_name(options->strategy), options->preemptions, s.first.id);
-    } else {
-      seed = s.first.id;
-      use_seed(c, seed);
-      explore_run(cx.ex);
-      captured.length = 0;
-      count = explore_deviation_count(cx.ex);
-      devs = xrealloc(NULL, (size_t)(count ? count : 1) * sizeof *devs);
-      memcpy(devs, explore_deviations(cx.ex), (size_t)count * sizeof *devs);
-      if (options->strategy == EXPLORE_PCT)
-        snprintf(found, sizeof found, "simvm --explore (pct, depth %d) as seed %" PRIu64, options->depth, seed);
-      else snprintf(found, sizeof found, "simvm --explore (random) as seed %" PRIu64, seed);
-    }
-    original = count;
-    shrinker = (Shrinker){c, s.first.kind, s.first.description, seed, 0, 0, NULL, 0};
-    if (options->shrink) {
-      ddmin(&shrinker, &devs, &count);
-      fewer_deviations(&shrinker, &devs, &count);
-      fewer_preemptions(&shrinker, &devs, &count);
-    }
-    vm->config.seed = seed;
-    /* what is written must fail the same way, replayed strictly */
-    explore_use_replay(cx.ex, devs, count, true);
-    Record check = record_run(c, 0, explore_run(cx.ex));
-    bool same = !explore_mismatch(cx.ex)->mismatch && strcmp(check.kind, s.first.kind) == 0 &&
-                strcmp(check.description, s.first.description) == 0;
-    free(check.description);
-    if (!same) {
-      fprintf(stderr, "simvm: internal error: the schedule of seed or schedule %" PRIu64 " does not fail the same way "
-                      "when replayed\n", s.first.id);
-      ok = false;
-    }
-  }
-  char *schedule = NULL; /* the file written, or NULL */
-  if (s.found && ok) {
-    if (options->schedule_out) {
-      size_t length = strlen(options->schedule_out) + 1;
-      schedule = xrealloc(NULL, length);
-      memcpy(schedule, options->schedule_out, length);
-    } else {
-      schedule = default_schedule_path(options->script);
-    }
-    if (!write_schedule(c, schedule, &s.first, vm->config.seed, devs, count, original, found)) {
-      ok = false;
-      free(schedule);
-      schedule = NULL;
-    }
+  /* each failing class, in the order found: its schedule, shrunk */
+  Failure *failures = NULL;
+  int count = 0;
+  for (int i = 0; i < s.classes.count && count < MAX_SHRUNK_CLASSES && ok; i++) {
+    if (!s.classes.items[i].failure) continue;
+    failures = xrealloc(failures, (size_t)(count + 1) * sizeof *failures);
+    Failure *f = &failures[count++];
+    memset(f, 0, sizeof *f);
+    f->class_index = i;
+    if (!settle_failure(c, &s, f, count)) ok = false;
   }
   double seconds = now_seconds() - started;
 
   if (options->json) {
-    json_summary(c, &s, seconds, devs, count, shrinker.runs, schedule);
+    json_summary(c, &s, seconds, failures, count);
   } else {
     print_header(c, &s);
-    print_outcomes(&s);
-    if (!s.found && s.stopped) {
+    print_classes(&s);
+    print_coverage(c, &s);
+    if (!s.failures && s.stopped)
       printf("no schedule failed, but %" PRIu64 " stopped at a limit (a failure with --fail-on limit)\n", s.stopped);
-    } else if (!s.found) {
-      printf("every schedule passed\n");
-    } else {
-      printf("%" PRIu64 " of %" PRIu64 " schedules failed; the first, %s %" PRIu64 ", has %d deviation%s (%d preemption%s)\n",
-             s.failures, s.runs, dfs ? "schedule" : "seed", s.first.id, original, original == 1 ? "" : "s",
-             s.first.preemptions, s.first.preemptions == 1 ? "" : "s");
-      if (options->shrink)
-        printf("shrunk to %d deviation%s (%d preemption%s) in %d runs\n", count, count == 1 ? "" : "s",
-               count_preemptions(devs, count), count_preemptions(devs, count) == 1 ? "" : "s", shrinker.runs);
-      if (schedule)
-        printf("schedule written to %s; replay it with: simvm --replay %s %s\n", schedule, schedule, options->script);
-      if (schedule && !options->quiet) {
-        printf("\nthe %sschedule's trace, its deviations marked <-:\n", options->shrink ? "shrunk " : "");
-        fflush(stdout);
-        /* the failing run once more, traced, its messages after the trace */
-        vm->config.trace = true;
-        vm->config.trace_all = cx.saved.trace_all;
-        vm->config.write_trace = write_stdout;
-        vm->config.write_error = write_stdout;
-        explore_use_replay(cx.ex, devs, count, true);
-        explore_mark_deviations(cx.ex, true);
-        explore_run(cx.ex);
-      }
-    }
+    else if (!s.failures) printf("every schedule passed\n");
+    else print_failures(c, &s, failures, count);
+    if (count && failures[0].path && !options->quiet) print_trace(c, &failures[0]);
   }
   if (fflush(stdout) != 0) out_failed();
-  int status = !ok ? SIM_FAILED : s.found ? 1 : 0;
-  free(devs);
-  free(schedule);
-  free(shrinker.got);
-  free(s.first_devs);
-  if (s.found) free(s.first.description);
-  outcomes_free(&s.outcomes);
+  int status = !ok ? SIM_FAILED : s.failures ? 1 : 0;
+  for (int i = 0; i < count; i++) failure_free(&failures[i]);
+  free(failures);
+  classes_free(&s.classes);
+  free(s.distinct.slots);
+  coverage_free(&s.coverage);
   explore_free(cx.ex);
-  buf_free(&captured);
+  buf_free(explore_captured());
   vm->config = cx.saved;
   return status;
+}
+
+/* ---- single runs ---- */
+
+Explorer *explore_seeded(VM *vm, const ExploreOptions *options, uint64_t seed) {
+  Context cx = {vm, explore_new(vm), options, vm->config, 0};
+  explore_quiet(&cx);
+  explore_set_jitter(cx.ex, options->jitter);
+  SimStatus status;
+  bool loaded = default_run(&cx, &status);
+  if (loaded) calibrate(&cx);
+  vm->config = cx.saved;
+  explore_captured()->length = 0;
+  if (!loaded) { /* the plain run that follows says why */
+    explore_free(cx.ex);
+    return NULL;
+  }
+  use_seed(&cx, seed);
+  explore_mark_deviations(cx.ex, true);
+  return cx.ex;
+}
+
+/* What the replayed file says the run ends in (explore_replay_failed). */
+static struct {
+  bool has_outcome;
+  char kind[32];
+  char where[512];
+} expected;
+
+Explorer *explore_replay_file(VM *vm, const char *path, bool max_steps_set, int *status) {
+  Explorer *ex = explore_new(vm);
+  ScheduleFile f;
+  if (!schedule_file_read(ex, path, &f, status)) {
+    explore_free(ex);
+    return NULL;
+  }
+  /* the load, quietly, to know the program (its name is the script's) */
+  ExploreOptions options;
+  explore_options_init(&options);
+  Context cx = {vm, ex, &options, vm->config, 0};
+  explore_quiet(&cx);
+  SimStatus load;
+  bool loaded = default_run(&cx, &load);
+  vm->config = cx.saved;
+  explore_captured()->length = 0;
+  if (!loaded) {
+    schedule_file_free(&f);
+    explore_free(ex);
+    *status = -1; /* run it plainly: the load reports */
+    return NULL;
+  }
+  if (strcmp(f.name, explore_program_name(vm)) != 0) {
+    fflush(stdout);
+    fprintf(stderr, "simvm: %s is a schedule for %s, not %s\n", path, f.name, explore_program_name(vm));
+    schedule_file_free(&f);
+    explore_free(ex);
+    *status = SIM_COMPILE_ERROR;
+    return NULL;
+  }
+  if (f.version >= 2 && f.hash != explore_program_hash(vm)) {
+    Buffer changes;
+    buf_init(&changes);
+    schedule_file_changes(&cx, &f, &changes);
+    fflush(stdout);
+    fprintf(stderr, "simvm: note: %s has changed since %s was written (%s); replaying it anyway\n",
+            explore_program_name(vm), path, changes.length ? changes.data : "its definitions differ");
+    buf_free(&changes);
+  }
+  expected.has_outcome = f.has_outcome;
+  snprintf(expected.kind, sizeof expected.kind, "%s", f.kind);
+  snprintf(expected.where, sizeof expected.where, "%s", f.where);
+  vm->config.seed = f.seed;
+  if (f.max_steps && !max_steps_set) vm->config.max_steps = f.max_steps;
+  if (f.fail_on_uncaught) vm->config.fail_on_uncaught = true;
+  if (f.strict_shutdown) vm->config.strict_shutdown = true;
+  explore_set_jitter(ex, f.jitter);
+  explore_use_replay(ex, &f.schedule, true);
+  explore_mark_deviations(ex, true);
+  schedule_file_free(&f);
+  return ex;
+}
+
+bool explore_replay_failed(VM *vm, Explorer *ex, const char *path, SimStatus status) {
+  const ReplayMismatch *m = explore_mismatch(ex);
+  fflush(stdout);
+  if (m->mismatch) {
+    if (m->deviation)
+      fprintf(stderr, "simvm: %s no longer matches %s: it stopped matching at deviation %d: %s\n", path,
+              explore_program_name(vm), m->deviation, m->why);
+    else
+      fprintf(stderr, "simvm: %s no longer matches %s: it stopped matching at '%s': %s\n", path,
+              explore_program_name(vm), m->line, m->why);
+    return true;
+  }
+  if (!expected.has_outcome) return false;
+  Buffer description, where;
+  buf_init(&description);
+  buf_init(&where);
+  const char *kind;
+  bool failure = explore_describe(vm, status, false, &kind, &description, &where);
+  bool same = failure ? strcmp(kind, expected.kind) == 0 && strcmp(buf_text(&where), expected.where) == 0
+                      : strcmp(expected.kind, "pass") == 0;
+  if (!same)
+    fprintf(stderr, "simvm: %s ended differently than %s records: it records %s%s, but this run's outcome is %s%s (%s)\n",
+            explore_program_name(vm), path, expected.kind, expected.where, kind, failure ? buf_text(&where) : "",
+            buf_text(&description));
+  buf_free(&description);
+  buf_free(&where);
+  return !same;
 }

@@ -20,7 +20,9 @@ typedef struct {
   uint64_t first_seed;       /* --seed S: the first seed (default 1)     */
   bool seed_given;           /* exhaustive: the program's random seed (default 0) */
   int depth;                 /* pct's bug depth (--depth, default 3)     */
-  int preemptions;           /* exhaustive's bound (--preemptions, default 2) */
+  int preemptions;           /* exhaustive's last bound (--preemptions; -1, the
+                                default: none, bound after bound until N) */
+  uint32_t jitter;           /* --jitter, parts per million (0: none)     */
   int jobs;                  /* processes (--jobs, default 1)            */
   uint64_t shard, shards;    /* --shard I/N: the I-th of N slices        */
   bool json;                 /* JSON lines instead of the text report    */
@@ -36,11 +38,11 @@ void explore_options_init(ExploreOptions *options);
  * passed, 1 one failed, or the load's own status). */
 int explore_command(VM *vm, const ExploreOptions *options);
 
-/* Set up a single run under `strategy` (PCT or RANDOM) for seed `seed`,
- * as --explore would run that seed: the explorer to run it with
- * (explore_run), or NULL when the program failed to load (run it plainly
- * to report why). */
-Explorer *explore_seeded(VM *vm, ExploreStrategy strategy, uint64_t seed, int depth);
+/* Set up a single run of seed `seed` under the options' strategy (PCT or
+ * RANDOM), depth and jitter, as --explore would run that seed: the
+ * explorer to run it with (explore_run), or NULL when the program failed
+ * to load (run it plainly to report why). */
+Explorer *explore_seeded(VM *vm, const ExploreOptions *options, uint64_t seed);
 
 /* Set up a run replaying the schedule file `path` for the loaded program:
  * the explorer, or NULL with the problem reported (exit status in *status:
@@ -49,9 +51,10 @@ Explorer *explore_seeded(VM *vm, ExploreStrategy strategy, uint64_t seed, int de
  * its --max-steps only if the command line gave none (`max_steps_set`). */
 Explorer *explore_replay_file(VM *vm, const char *path, bool max_steps_set, int *status);
 
-/* After a --replay run: report a replay that stopped matching its file
- * (true: exit status 3). */
-bool explore_replay_failed(VM *vm, Explorer *ex, const char *path);
+/* After a --replay run that ended with `status`: report a replay that
+ * stopped matching its file, or whose outcome is not the class the file
+ * records (true: exit status 3). */
+bool explore_replay_failed(VM *vm, Explorer *ex, const char *path, SimStatus status);
 
 /* The one-line form of a strategy name; NULL for an unknown one. */
 bool explore_parse_strategy(const char *name, ExploreStrategy *out);

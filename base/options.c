@@ -67,6 +67,25 @@ bool parse_fail_on(const char *text, bool *uncaught, bool *limit) {
   return true;
 }
 
+bool parse_percent(const char *text, uint32_t *ppm) {
+  size_t whole = strspn(text, "0123456789");
+  if (whole == 0 || whole > 2) return false;
+  uint32_t value = 0;
+  for (size_t i = 0; i < whole; i++) value = value * 10 + (uint32_t)(text[i] - '0');
+  value *= 10000;
+  const char *s = text + whole;
+  if (*s == '.') {
+    size_t decimals = strspn(s + 1, "0123456789");
+    if (decimals == 0 || decimals > 4) return false;
+    uint32_t scale = 1000;
+    for (size_t i = 0; i < decimals; i++, scale /= 10) value += (uint32_t)(s[1 + i] - '0') * scale;
+    s += 1 + decimals;
+  }
+  if (strcmp(s, "%") != 0 || value == 0 || value >= 1000000) return false;
+  *ppm = value;
+  return true;
+}
+
 bool parse_shard(const char *text, uint64_t *index, uint64_t *count) {
   const char *slash = strchr(text, '/');
   if (!slash || slash == text || slash - text > 19) return false;

@@ -21,6 +21,10 @@ bool parse_duration(const char *text, int64_t *out);
 /* --fail-on's list: "uncaught", "limit", or both separated by a comma. */
 bool parse_fail_on(const char *text, bool *uncaught, bool *limit);
 
+/* --jitter's P%: a percentage above 0 and below 100 with at most four
+ * decimals ("10%", "2.5%"), into parts per million; false otherwise. */
+bool parse_percent(const char *text, uint32_t *ppm);
+
 /* --shard's I/N: whole numbers with 1 <= I <= N. */
 bool parse_shard(const char *text, uint64_t *index, uint64_t *count);
 

@@ -70,16 +70,19 @@ static const char usage_text[] =
     "                     (short runs in batches); lines and a summary on stderr\n"
     "\n"
     "schedule exploration (docs/EXPLORE.md):\n"
-    "  --explore N        run N schedules and report their outcomes; the first\n"
-    "                     failure is shrunk, written as a schedule file and shown\n"
-    "                     as a trace (exit 0: all passed, 1: one failed)\n"
-    "  --strategy S       pct (the default), random, or exhaustive: depth-first\n"
-    "                     within --preemptions, pruned with sleep sets (dfs: the\n"
-    "                     same unpruned, for comparison)\n"
+    "  --explore N        run N schedules and report their outcomes by class; each\n"
+    "                     failing class is shrunk and written as a schedule file,\n"
+    "                     the first shown as a trace (exit 0: all passed, 1: one\n"
+    "                     failed)\n"
+    "  --strategy S       pct (the default), random, or exhaustive: depth-first,\n"
+    "                     bound after bound of preemptions, pruned with sleep sets\n"
+    "                     (dfs: the same unpruned, for comparison)\n"
     "  --seed N           one schedule, seed N's of the strategy (its random(n)\n"
     "                     numbers too); with --explore, the first seed (default 1)\n"
     "  --depth D          pct's bug depth: D - 1 priority changes (default 3)\n"
-    "  --preemptions K    exhaustive's bound (default 2)\n"
+    "  --preemptions K    exhaustive's last bound (default: none)\n"
+    "  --jitter P%        durations of delay, timeout and registerDelay become\n"
+    "                     choices within P% of their own (10%, 2.5%)\n"
     "  --jobs J           run the schedules in J processes (same results)\n"
     "  --shard I/N        run the I-th of N slices of the seeds\n"
     "  --json             a JSON line per schedule and a summary line\n"
@@ -341,7 +344,7 @@ int main(int argc, char **argv) {
   uint64_t repeat = 0; /* 0: one plain run */
   ExploreOptions explore;
   explore_options_init(&explore);
-  bool strategy_given = false, explore_only = false; /* explore_only: an option that needs --explore */
+  bool strategy_given = false, explore_only = false, jitter_given = false; /* explore_only: an option that needs --explore */
   const char *explore_option = NULL, *replay_path = NULL;
   bool seed_given = false;
   uint64_t seed = 0;
@@ -444,6 +447,11 @@ int main(int argc, char **argv) {
       explore.preemptions = (int)n;
       explore_option = arg;
       explore_only = true;
+    } else if (strcmp(arg, "--jitter") == 0) {
+      if (++i == argc) return usage_error("%s needs a percentage (10%%)", arg);
+      if (!parse_percent(argv[i], &explore.jitter))
+        return usage_error("--jitter needs a percentage above 0%% and below 100%% (10%%, 2.5%%), not '%s'", argv[i]);
+      jitter_given = true;
     } else if (strcmp(arg, "--jobs") == 0) {
       uint64_t n;
       if (++i == argc) return usage_error("%s needs a number", arg);
@@ -523,6 +531,8 @@ int main(int argc, char **argv) {
   /* a seed's run stops where --explore's would, so a schedule that loops
    * forever under exploration reproduces as its step limit */
   if (seed_given && !explore.count && !config.max_steps) config.max_steps = EXPLORE_DEFAULT_MAX_STEPS;
+  if (jitter_given && !explore.count && !seed_given)
+    return usage_error("%s", "--jitter needs --explore, or --seed for one schedule (a replay takes its file's)");
   explore.script = path;
   explore.quiet = quiet;
   explore.fail_on_limit = fail_on_limit;
@@ -564,7 +574,7 @@ int main(int argc, char **argv) {
       return code;
     }
   } else if (status == SIM_OK && seed_given) {
-    explorer = explore_seeded(vm, explore.strategy, seed, explore.depth);
+    explorer = explore_seeded(vm, &explore, seed);
   }
   double wall = 0;
   bool ran = status == SIM_OK;
@@ -574,7 +584,8 @@ int main(int argc, char **argv) {
     status = repeat ? run_repeated(vm, repeat, &wall) : run_once(vm, &wall);
     ran = status != SIM_COMPILE_ERROR; /* no main: nothing ran */
   }
-  if (explorer && replay_path && explore_replay_failed(vm, explorer, replay_path)) status = SIM_COMPILE_ERROR;
+  if (explorer && replay_path && ran && explore_replay_failed(vm, explorer, replay_path, status))
+    status = SIM_COMPILE_ERROR;
   /* what ran is written out whatever ended it: a failure, a limit, a
    * signal or a write error */
   if (config.profile && ran) {

@@ -105,7 +105,7 @@ for ex in overdraft lost_update dining; do
     done
   done
   # the first failing seed, alone: the same trace on every run and build
-  seed=$(sed -n 's/^.* failed; the first, seed \([0-9]*\),.*/\1/p' "$tmp/$ex.report")
+  seed=$(sed -n 's/^1\. .*; the first, seed \([0-9]*\),.*/\1/p' "$tmp/$ex.report")
   run "$ex: --seed $seed" "$replay_status" "$simvm" --seed "$seed" --trace "$ex.sim" && cp "$tmp/out" "$tmp/seed1"
   for cmd in "$simvm --seed $seed --trace" "$switch --seed $seed --trace" "$simvm -O0 --seed $seed --trace"; do
     # shellcheck disable=SC2086
@@ -152,10 +152,11 @@ grep -v '^{"summary"' "$tmp/jobs1" | LC_ALL=C sort >"$tmp/whole_runs"
 same "--shard 1/4..4/4: the runs of the whole" "$tmp/whole_runs" "$tmp/shard_runs"
 if command -v jq >/dev/null 2>&1; then
   # the merge docs/EXPLORE.md shows, against the unsharded summary's outcomes
-  jq -c -s '[.[] | select(has("seed"))] | group_by([.kind, .description]) |
-            map({outcome: .[0].outcome, description: .[0].description, count: length, first: (map(.seed) | min)}) |
+  jq -c -s '[.[] | select(has("seed"))] | group_by([.kind, (if .outcome == "fail" then .place else .description end)]) |
+            map(sort_by(.seed) | {outcome: .[0].outcome, kind: .[0].kind, place: .[0].place,
+                                  description: .[0].description, count: length, first: .[0].seed}) |
             sort_by(.first)' "$tmp/shards" >"$tmp/merged"
-  jq -c '.summary.outcomes | map({outcome, description, count, first})' <(grep '^{"summary"' "$tmp/jobs1") >"$tmp/unsharded"
+  jq -c '.summary.outcomes | map({outcome, kind, place, description, count, first})' <(grep '^{"summary"' "$tmp/jobs1") >"$tmp/unsharded"
   same "--shard: the jq merge gives the unsharded outcomes" "$tmp/unsharded" "$tmp/merged"
 fi
 run "--shard 2/4 report" 1 "$simvm" --explore 2000 --shard 2/4 -q --schedule-out shard.schedule lost_update.sim &&
@@ -166,7 +167,7 @@ if command -v script >/dev/null 2>&1; then
   (cd "$tmp" && script -qec "'$simvm' --explore 20000 -q --schedule-out p.schedule overdraft.sim" /dev/null >"$tmp/tty" 2>&1)
   tr '\r' '\n' <"$tmp/tty" | sed 's/\x1b\[K//' >"$tmp/tty_lines"
   # a line at least every 0.25 s (there may be none in a quick sweep), cleared at the end
-  if grep -q $'\x1b\[K' "$tmp/tty" && ! grep -v '^$' "$tmp/tty_lines" | grep -v '^simvm --explore\|^  \|^[0-9]* of\|^shrunk\|^schedule written' |
+  if grep -q $'\x1b\[K' "$tmp/tty" && ! grep -v '^$' "$tmp/tty_lines" | grep -v '^simvm --explore\|^  \|^[0-9]* of\|^coverage: \|^choices: \|^[0-9]*\. \|^   ' |
        grep -q .; then ok; else fail "progress line" "$(head -3 "$tmp/tty_lines")"; fi
   if grep '^  [0-9]* schedules, ' "$tmp/tty_lines" | grep -qv '^  [0-9]* schedules, [0-9]* per second, [0-9]* failing$'; then
     fail "progress line" "malformed: $(grep '^  [0-9]* schedules, ' "$tmp/tty_lines" | head -1)"; else ok; fi
@@ -202,9 +203,9 @@ golden_run "--no-shrink" 1 no_shrink.out "$simvm" --explore 100 --no-shrink --sc
 golden_run "--depth 2, --seed 50" 1 depth.out "$simvm" --explore 30 --depth 2 --seed 50 -q dining.sim
 golden_run "exhaustive example" 1 exhaustive.out "$simvm" --explore 1000 --strategy exhaustive dining.sim
 # a seed that loops stops where --explore stopped it
-run "--seed 4 stops at the exploration's step limit" 5 "$simvm" --seed 4 -q spin.sim &&
+run "--seed 6 stops at the exploration's step limit" 5 "$simvm" --seed 6 -q spin.sim &&
   { [ "$(cat "$tmp/err")" = "simvm: step limit reached: at least 1000000 instructions executed (--max-steps)" ] && ok ||
-    fail "--seed 4 step limit" "stderr: $(head -1 "$tmp/err")"; }
+    fail "--seed 6 step limit" "stderr: $(head -1 "$tmp/err")"; }
 # the schedule of a --fail-on uncaught failure carries the option
 run "replay --fail-on uncaught" 1 "$simvm" --replay uncaught.schedule uncaught.sim &&
   grep -q '^option --fail-on uncaught$' "$tmp/uncaught.schedule" && ok
@@ -253,7 +254,7 @@ bad "another program" 3 "simvm: overdraft.schedule is a schedule for overdraft.s
   --replay overdraft.schedule dining.sim
 hash=$(sed -n 's/^program overdraft.sim //p' "$tmp/overdraft.schedule")
 printf 'step 1 at 0ns runs 2\n' >"$tmp/noheader.schedule"
-bad "no header" 3 "simvm: noheader.schedule:1: not a simvm schedule file (its first line must be 'simvm-schedule 1')" \
+bad "no header" 3 "simvm: noheader.schedule:1: not a simvm schedule file (its first line must be 'simvm-schedule 2')" \
   --replay noheader.schedule overdraft.sim
 : >"$tmp/empty.schedule"
 bad "empty file" 3 "simvm: empty.schedule: not a simvm schedule file (it is empty)" --replay empty.schedule overdraft.sim
@@ -291,11 +292,18 @@ mismatch "mismatch: the default" "step 3 at 0ns runs 1" \
   "simvm: m.schedule no longer matches overdraft.sim: it stopped matching at deviation 2: at step 3 (0ns) thread 1 would run anyway"
 mismatch "mismatch: too late" "step 90 at 0ns runs 2" \
   "simvm: m.schedule no longer matches overdraft.sim: it stopped matching at deviation 2: the run ended after step 11, before step 90"
-# a changed program replays with a note
-sed 's/^program overdraft.sim .*/program overdraft.sim 0123456789abcdef/' "$tmp/overdraft.schedule" >"$tmp/changed.schedule"
-run "changed program" 1 "$simvm" --replay changed.schedule overdraft.sim &&
-  { [ "$(head -1 "$tmp/err")" = "simvm: note: overdraft.sim has changed since changed.schedule was written; replaying it anyway" ] && ok ||
+# a changed program replays with a note naming what changed (a constant
+# counts), and one that no longer ends the same way is exit status 3
+sed 's/"bob", 60/"bob", 65/' "$tmp/overdraft.sim" >"$tmp/changed/overdraft.sim" 2>/dev/null ||
+  { mkdir -p "$tmp/changed" && sed 's/"bob", 60/"bob", 65/' "$tmp/overdraft.sim" >"$tmp/changed/overdraft.sim"; }
+cp "$tmp/overdraft.schedule" "$tmp/changed/"
+run "changed program" 1 "$simvm" --replay changed/overdraft.schedule changed/overdraft.sim &&
+  { [ "$(head -1 "$tmp/err")" = "simvm: note: overdraft.sim has changed since changed/overdraft.schedule was written (main changed); replaying it anyway" ] && ok ||
     fail "changed program" "stderr: $(head -1 "$tmp/err")"; }
+sed 's/"bob", 60/"bob", 160/' "$tmp/overdraft.sim" >"$tmp/changed/overdraft.sim"
+run "changed outcome" 3 "$simvm" --replay changed/overdraft.schedule changed/overdraft.sim &&
+  { [ "$(tail -1 "$tmp/err")" = "simvm: overdraft.sim ended differently than changed/overdraft.schedule records: it records assertion at overdraft.sim:34, but this run's outcome is pass (main returned ())" ] && ok ||
+    fail "changed outcome" "stderr: $(tail -1 "$tmp/err")"; }
 
 echo "explore: $passed passed, $failed failed"
 [ "$failed" = 0 ]

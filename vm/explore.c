@@ -158,6 +158,10 @@ struct Explorer {
   ReplayMismatch mismatch;
 
   /* depth-first */
+  /* choices beyond the schedule (vm/choice.h) */
+  ChoiceLog choices;
+  uint64_t hash;              /* of the run's decisions (explore_run_hash)   */
+
   int bound;
   bool pruned;
   bool count_deviations;      /* the bound is on deviations, not preemptions */
@@ -176,6 +180,7 @@ Explorer *explore_new(VM *vm) {
   ex->open = -1;
   ex->dev_capacity = 16; /* never NULL: explore_deviations of a run with none */
   ex->devs = xrealloc(NULL, (size_t)ex->dev_capacity * sizeof *ex->devs);
+  choices_init(&ex->choices);
   return ex;
 }
 
@@ -199,6 +204,7 @@ void explore_free(Explorer *ex) {
   free(ex->change);
   free(ex->replay);
   free(ex->fp.items);
+  choices_free(&ex->choices);
   free(ex);
 }
 
@@ -320,7 +326,10 @@ uint64_t explore_object_id(VM *vm) {
 static void use(Explorer *ex, ExploreStrategy strategy) {
   ex->strategy = strategy;
   stack_truncate(ex, 0);
+  choices_use_default(&ex->choices);
 }
+
+void explore_set_jitter(Explorer *ex, uint32_t ppm) { ex->choices.jitter = ppm; }
 
 void explore_use_default(Explorer *ex) { use(ex, EXPLORE_DEFAULT); }
 
@@ -330,21 +339,28 @@ void explore_use_pct(Explorer *ex, uint64_t seed, int depth, int steps) {
   ex->depth = depth < 1 ? 1 : depth;
   ex->estimate = steps;
   ex->change = xrealloc(ex->change, (size_t)ex->depth * sizeof *ex->change);
+  choices_use_random(&ex->choices, seed);
 }
 
 void explore_use_random(Explorer *ex, uint64_t seed) {
   use(ex, EXPLORE_RANDOM);
   ex->seed = seed;
+  choices_use_random(&ex->choices, seed);
 }
 
-void explore_use_replay(Explorer *ex, const Deviation *deviations, int count, bool strict) {
+void explore_use_replay(Explorer *ex, const Schedule *schedule, bool strict) {
   use(ex, EXPLORE_REPLAY);
   ex->replay_count = 0;
-  for (int i = 0; i < count; i++) {
+  for (int i = 0; i < schedule->dev_count; i++) {
     GROW(ex->replay, ex->replay_count, ex->replay_capacity);
-    ex->replay[ex->replay_count++] = deviations[i];
+    ex->replay[ex->replay_count++] = schedule->devs[i];
   }
   ex->strict = strict;
+  explore_pin(ex, schedule, strict);
+}
+
+void explore_pin(Explorer *ex, const Schedule *schedule, bool strict) {
+  choices_use_pins(&ex->choices, schedule->choices, schedule->choice_count, schedule->orders, strict);
 }
 
 void explore_use_dfs(Explorer *ex, int bound, bool pruned) {
@@ -380,6 +396,8 @@ static void pct_change_points(Explorer *ex) {
   }
 }
 
+static void choice_mismatch(Explorer *ex);
+
 /* The stream of a strategy's own choices, apart from the program's. */
 #define SCHEDULE_SALT 0x5ced0ffeull
 
@@ -401,10 +419,14 @@ SimStatus explore_run(Explorer *ex) {
   ex->fp.global = false;
   ex->lowest = (int64_t)1 << 61;
   ex->rng = splitmix64_mix(ex->seed ^ SCHEDULE_SALT);
+  ex->hash = 0xcbf29ce484222325ull;
   if (ex->strategy == EXPLORE_PCT) pct_change_points(ex);
+  choices_begin_run(&ex->choices);
   vm->explore = ex;
   SimStatus status = vm_run(vm);
   vm->explore = NULL;
+  choices_end_run(&ex->choices);
+  if (!ex->mismatch.mismatch && !ex->abandoned && ex->choices.mismatch) choice_mismatch(ex);
   if (ex->open >= 0 && ex->open < ex->stack_count) {
     /* the run ended in this transition: it commutes with nothing */
     Node *node = &ex->stack[ex->open];
@@ -429,6 +451,59 @@ int explore_deviation_count(const Explorer *ex) { return ex->dev_count; }
 const Deviation *explore_deviations(const Explorer *ex) { return ex->devs; }
 int explore_preemptions(const Explorer *ex) { return ex->preemptions; }
 const ReplayMismatch *explore_mismatch(const Explorer *ex) { return &ex->mismatch; }
+const ChoiceLog *explore_choices(const Explorer *ex) { return &ex->choices; }
+void explore_reset_totals(Explorer *ex) { choices_reset_totals(&ex->choices); }
+uint64_t explore_run_hash(const Explorer *ex) {
+  uint64_t h = ex->hash;
+  for (int i = 0; i < ex->choices.made_count; i++) {
+    const Choice *c = &ex->choices.made[i];
+    h = splitmix64_mix(h ^ (uint64_t)c->value ^ ((uint64_t)c->kind << 56));
+  }
+  return h;
+}
+
+void schedule_free(Schedule *s) {
+  free(s->devs);
+  free(s->choices);
+  free(s->orders);
+  memset(s, 0, sizeof *s);
+}
+
+#define COPY_ARRAY(to, from, n)                                                  \
+  do {                                                                           \
+    (to) = xrealloc((to), (size_t)((n) ? (n) : 1) * sizeof *(to));                \
+    if (n) memcpy((to), (from), (size_t)(n) * sizeof *(to));                     \
+  } while (0)
+
+void schedule_copy(Schedule *to, const Schedule *from) {
+  if (to == from) return;
+  COPY_ARRAY(to->devs, from->devs, from->dev_count);
+  to->dev_count = from->dev_count;
+  COPY_ARRAY(to->choices, from->choices, from->choice_count);
+  to->choice_count = from->choice_count;
+  COPY_ARRAY(to->orders, from->orders, from->order_count);
+  to->order_count = from->order_count;
+}
+
+void explore_schedule(Explorer *ex, Schedule *out, bool draws) {
+  COPY_ARRAY(out->devs, ex->devs, ex->dev_count);
+  out->dev_count = ex->dev_count;
+  const ChoiceLog *log = &ex->choices;
+  out->choice_count = out->order_count = 0;
+  out->choices = xrealloc(out->choices, (size_t)(log->made_count ? log->made_count : 1) * sizeof *out->choices);
+  for (int i = 0; i < log->made_count; i++) {
+    Choice c = log->made[i];
+    bool draw = choice_family(c.kind) == FAMILY_DRAW;
+    if (!choice_differs(&c, log->orders) && !(draws && draw)) continue;
+    if (c.kind == CHOICE_TIMERS) { /* its chosen order, into the schedule's own table */
+      out->orders = xrealloc(out->orders, (size_t)(out->order_count + c.hi) * sizeof *out->orders);
+      memcpy(out->orders + out->order_count, log->orders + c.lo, (size_t)c.hi * sizeof *out->orders);
+      c.lo = out->order_count;
+      out->order_count += (int)c.hi;
+    }
+    out->choices[out->choice_count++] = c;
+  }
+}
 
 /* ---- the run queue ---- */
 
@@ -732,6 +807,7 @@ static int decide(Explorer *ex, bool point, ObjThread *previous, int n) {
     case EXPLORE_DFS:
     case EXPLORE_EXHAUSTIVE: k = dfs_choose(ex, point, n); break;
   }
+  ex->hash = (ex->hash ^ (uint64_t)(k + 1)) * 0x100000001b3ull;
   if (k <= 0) {
     if (k < 0) ex->abandoned = ex->strategy != EXPLORE_REPLAY;
     return k;
@@ -772,6 +848,10 @@ void explore_access(VM *vm, Obj *object, bool write) {
 
 bool explore_point(VM *vm, ObjThread *thread, Obj *object, bool write) {
   Explorer *ex = vm->explore;
+  if (ex->choices.mismatch) { /* a strict replay's choice did not apply: stop (explore_pick) */
+    queue_push_front(vm, thread);
+    return true;
+  }
   if (object && ex->strategy == EXPLORE_EXHAUSTIVE) note(ex, object, write);
   int n = collect(ex, thread);
   int k = decide(ex, true, thread, n);
@@ -788,7 +868,7 @@ bool explore_point(VM *vm, ObjThread *thread, Obj *object, bool write) {
 
 ObjThread *explore_pick(VM *vm, ObjThread *head) {
   Explorer *ex = vm->explore;
-  if (ex->abandoned || ex->mismatch.mismatch) return NULL;
+  if (ex->abandoned || ex->mismatch.mismatch || ex->choices.mismatch) return NULL;
   if (ex->skip_next) { /* the rest of a decision made in running code */
     ex->skip_next = false;
     return head;
@@ -807,6 +887,207 @@ ObjThread *explore_pick(VM *vm, ObjThread *head) {
   queue_remove(vm, ex->cand[k]);
   queue_push_front(vm, head);
   return ex->cand[k];
+}
+
+/* ---- choices beyond the schedule ---- */
+
+/* A choice's name in a file and a trace: "2#3", thread 2's third. */
+static void choice_name(Explorer *ex, Buffer *out, int thread, int index) {
+  buf_printf(out, "%s#%d", explore_thread_id(ex, thread), index);
+}
+
+static const char *const timer_ops[] = {[TIMER_DELAY] = "delay", [TIMER_TIMEOUT] = "timeout",
+                                        [TIMER_TVAR] = "registerDelay"};
+
+static void show_float_bits(Buffer *out, int64_t bits) {
+  double x;
+  memcpy(&x, &bits, sizeof x);
+  buf_printf(out, "%.17g", x);
+}
+
+void explore_choice_text(Explorer *ex, const Choice *c, const int64_t *orders, Buffer *out) {
+  switch ((ChoiceKind)c->kind) {
+    case CHOICE_RANDOM:
+    case CHOICE_FLOAT:
+    case CHOICE_SPAN:
+      buf_printf(out, "random ");
+      choice_name(ex, out, c->thread, c->index);
+      buf_printf(out, " = ");
+      if (c->kind == CHOICE_RANDOM) buf_printf(out, "%" PRId64 " of %" PRId64, c->value, c->hi + 1);
+      else if (c->kind == CHOICE_FLOAT) {
+        show_float_bits(out, c->value);
+        buf_printf(out, " of float");
+      } else {
+        duration_show(out, c->value);
+        buf_printf(out, " of ");
+        duration_show(out, c->lo);
+        buf_printf(out, "..");
+        duration_show(out, c->hi);
+      }
+      break;
+    case CHOICE_DURATION:
+      buf_printf(out, "%s ", timer_ops[c->op]);
+      choice_name(ex, out, c->thread, c->index);
+      buf_printf(out, " = ");
+      duration_show(out, c->value);
+      buf_printf(out, " of ");
+      duration_show(out, c->nominal);
+      break;
+    case CHOICE_FAULT:
+      buf_printf(out, "fault ");
+      choice_name(ex, out, c->thread, c->index);
+      buf_printf(out, " \"%s\" %s", ex->choices.faults[c->name].name, c->value ? "fired" : "not fired");
+      break;
+    case CHOICE_TIMERS:
+      buf_printf(out, "timers at ");
+      duration_show(out, c->time);
+      buf_printf(out, " fire ");
+      for (int64_t i = 0; i < c->hi; i++) {
+        int64_t name = orders[c->lo + i];
+        if (i) buf_printf(out, ", ");
+        choice_name(ex, out, TIMER_NAME_KEY(name), TIMER_NAME_INDEX(name));
+      }
+      break;
+    case CHOICE_KINDS: break;
+  }
+}
+
+/* A strict replay's pin did not apply (vm/choice.h): say which and why. */
+static void choice_mismatch(Explorer *ex) {
+  const ChoiceLog *log = &ex->choices;
+  const Choice *pin = &log->mismatch_pin;
+  Buffer line, why;
+  buf_init(&line);
+  buf_init(&why);
+  explore_choice_text(ex, pin, log->pin_orders, &line);
+  if (log->mismatch == MISMATCH_UNUSED) {
+    if (pin->kind == CHOICE_TIMERS) buf_printf(&why, "no such timers are due together then");
+    else buf_printf(&why, "the run ended without making that choice");
+  } else {
+    buf_printf(&why, "the run makes another choice there: ");
+    explore_choice_text(ex, &log->mismatch_made, log->orders, &why);
+    if (log->mismatch_made.kind == CHOICE_RANDOM || log->mismatch_made.kind == CHOICE_SPAN) {
+      /* the default value says nothing: the range is what differs */
+      buf_truncate(&why, (size_t)(strrchr(why.data, '=') - why.data));
+      buf_printf(&why, "of another range");
+    }
+  }
+  ex->mismatch.mismatch = true;
+  ex->mismatch.deviation = 0;
+  snprintf(ex->mismatch.line, sizeof ex->mismatch.line, "%s", buf_text(&line));
+  snprintf(ex->mismatch.why, sizeof ex->mismatch.why, "%s", buf_text(&why));
+  buf_free(&line);
+  buf_free(&why);
+}
+
+/* A line in the trace for a choice that is not the default, where it is
+ * made: "<- random(6) = 0 (the stream gave 4)". */
+static void mark_choice(Explorer *ex, ObjThread *thread, const Choice *c) {
+  VM *vm = ex->vm;
+  if (!ex->marking || !vm->config.trace || !vm->config.write_trace) return;
+  if (!choice_differs(c, ex->choices.orders)) return;
+  Buffer line, when, who, what;
+  buf_init(&line);
+  buf_init(&when);
+  buf_init(&who);
+  buf_init(&what);
+  duration_show(&when, vm->now);
+  if (thread) thread_name(&who, thread);
+  else buf_append(&who, "-", 1);
+  switch ((ChoiceKind)c->kind) {
+    case CHOICE_RANDOM:
+      buf_printf(&what, "random(%" PRId64 ") = %" PRId64 " (the stream gave %" PRId64 ")", c->hi + 1, c->value,
+                 c->nominal);
+      break;
+    case CHOICE_FLOAT:
+      buf_printf(&what, "randomFloat() = ");
+      show_float_bits(&what, c->value);
+      buf_printf(&what, " (the stream gave ");
+      show_float_bits(&what, c->nominal);
+      buf_printf(&what, ")");
+      break;
+    case CHOICE_SPAN:
+      buf_printf(&what, "randomDuration(");
+      duration_show(&what, c->lo);
+      buf_printf(&what, ", ");
+      duration_show(&what, c->hi);
+      buf_printf(&what, ") = ");
+      duration_show(&what, c->value);
+      buf_printf(&what, " (the stream gave ");
+      duration_show(&what, c->nominal);
+      buf_printf(&what, ")");
+      break;
+    case CHOICE_DURATION:
+      buf_printf(&what, "%s ", timer_ops[c->op]);
+      duration_show(&what, c->nominal);
+      buf_printf(&what, " %s to ", c->value > c->nominal ? "stretched" : "shrunk");
+      duration_show(&what, c->value);
+      break;
+    case CHOICE_FAULT:
+      buf_printf(&what, "fault \"%s\" fired", ex->choices.faults[c->name].name);
+      break;
+    case CHOICE_TIMERS:
+      explore_choice_text(ex, c, ex->choices.orders, &what);
+      buf_printf(&what, " (io-sim's order: ");
+      for (int64_t i = 0; i < c->hi; i++) {
+        int64_t name = ex->choices.orders[c->lo + c->hi + i];
+        if (i) buf_printf(&what, ", ");
+        choice_name(ex, &what, TIMER_NAME_KEY(name), TIMER_NAME_INDEX(name));
+      }
+      buf_printf(&what, ")");
+      break;
+    case CHOICE_KINDS: break;
+  }
+  buf_printf(&line, "%10s  %-12s <- %s\n", when.data, who.data, what.data);
+  vm_write_trace(vm, 0, line.data, line.length);
+  buf_free(&line);
+  buf_free(&when);
+  buf_free(&who);
+  buf_free(&what);
+}
+
+static const Choice *last_choice(Explorer *ex) { return &ex->choices.made[ex->choices.made_count - 1]; }
+
+int64_t explore_random(VM *vm, ObjThread *thread, int64_t n, int64_t stream) {
+  Explorer *ex = vm->explore;
+  int64_t value = choices_random(&ex->choices, key_of(ex, thread), vm->now, n, stream);
+  mark_choice(ex, thread, last_choice(ex));
+  return value;
+}
+
+double explore_float(VM *vm, ObjThread *thread, double stream) {
+  Explorer *ex = vm->explore;
+  double value = choices_float(&ex->choices, key_of(ex, thread), vm->now, stream);
+  mark_choice(ex, thread, last_choice(ex));
+  return value;
+}
+
+int64_t explore_span(VM *vm, ObjThread *thread, int64_t lo, int64_t hi, int64_t stream) {
+  Explorer *ex = vm->explore;
+  int64_t value = choices_span(&ex->choices, key_of(ex, thread), vm->now, lo, hi, stream);
+  mark_choice(ex, thread, last_choice(ex));
+  return value;
+}
+
+int64_t explore_timer(VM *vm, ObjThread *thread, Timer *timer, int op, int64_t ns) {
+  Explorer *ex = vm->explore;
+  int before = ex->choices.made_count;
+  int64_t value = choices_duration(&ex->choices, key_of(ex, thread), vm->now, op, ns, &timer->tag);
+  if (ex->choices.made_count > before) mark_choice(ex, thread, last_choice(ex));
+  return value;
+}
+
+bool explore_fault(VM *vm, ObjThread *thread, const char *name, double p) {
+  Explorer *ex = vm->explore;
+  bool fired = choices_fault(&ex->choices, key_of(ex, thread), vm->now, name, p);
+  mark_choice(ex, thread, last_choice(ex));
+  return fired;
+}
+
+void explore_order_timers(VM *vm, Timer **due, int count) {
+  Explorer *ex = vm->explore;
+  choices_order(&ex->choices, vm->now, due, count);
+  mark_choice(ex, NULL, last_choice(ex));
 }
 
 /* ---- outcomes ---- */
@@ -842,7 +1123,58 @@ static void describe_deadlock(VM *vm, Buffer *out) {
   buf_free(&report);
 }
 
-bool explore_describe(VM *vm, SimStatus status, bool fail_on_limit, const char **kind, Buffer *out) {
+/* A deadlock's place: where each blocked thread waits, sorted, each once
+ * (" at x.sim:4 at x.sim:9"). */
+static void deadlock_place(VM *vm, Buffer *where) {
+  int count = 0;
+  for (ObjThread *t = vm->live; t; t = t->live_next) count++;
+  char **places = xrealloc(NULL, (size_t)(count ? count : 1) * sizeof *places);
+  int n = 0;
+  for (ObjThread *t = vm->live; t; t = t->live_next) {
+    Buffer place;
+    buf_init(&place);
+    sched_thread_place(vm, &place, t);
+    places[n++] = xrealloc(NULL, place.length + 1);
+    memcpy(places[n - 1], buf_text(&place), place.length + 1);
+    buf_free(&place);
+  }
+  for (int i = 1; i < n; i++) /* insertion sort: few threads */
+    for (int j = i; j > 0 && strcmp(places[j - 1], places[j]) > 0; j--) {
+      char *t = places[j];
+      places[j] = places[j - 1];
+      places[j - 1] = t;
+    }
+  for (int i = 0; i < n; i++)
+    if (i == 0 || strcmp(places[i], places[i - 1]) != 0) buf_printf(where, "%s", places[i]);
+  for (int i = 0; i < n; i++) free(places[i]);
+  free(places);
+}
+
+/* A record's string field `kind`, appended; false if it has none. */
+static bool record_kind(const ObjRecord *record, Buffer *out) {
+  for (int i = 0; i < record->count; i++) {
+    if (strcmp(record->fields[i].name->chars, "kind") != 0 || !IS_STRING(record->fields[i].value)) continue;
+    value_show_line(out, record->fields[i].value, false, 60);
+    return true;
+  }
+  return false;
+}
+
+/* An uncaught exception's kind, as exceptionKind gives it. */
+static void exception_class(Buffer *out, Value e) {
+  if (IS_EXCEPTION(e)) {
+    ExceptionKind kind = AS_EXCEPTION(e)->kind;
+    buf_printf(out, "%s", kind == EXC_KILLED ? "ThreadKilled" : kind == EXC_ASSERT ? "AssertionFailed" : "ErrorCall");
+  } else if (IS_TIMEOUT(e)) {
+    buf_printf(out, "Timeout");
+  } else if (IS_RECORD(e) && record_kind(AS_RECORD(e), out)) {
+  } else {
+    buf_printf(out, "%s", value_type_name(e));
+  }
+}
+
+static bool describe(VM *vm, SimStatus status, bool fail_on_limit, const char **kind, Buffer *out, Buffer *where) {
+  size_t start = out->length;
   switch (status) {
     case SIM_OK:
       *kind = "pass";
@@ -852,6 +1184,7 @@ bool explore_describe(VM *vm, SimStatus status, bool fail_on_limit, const char *
     case SIM_DEADLOCK:
       *kind = "deadlock";
       describe_deadlock(vm, out);
+      deadlock_place(vm, where);
       return true;
     case SIM_LIMIT:
       *kind = "limit";
@@ -865,6 +1198,9 @@ bool explore_describe(VM *vm, SimStatus status, bool fail_on_limit, const char *
         duration_show(out, vm->config.max_time);
         buf_printf(out, ")");
       }
+      /* its place: which limit (the description up to " limit") */
+      buf_append(where, " ", 1);
+      buf_append(where, out->data + start, (size_t)(strstr(out->data + start, " limit") - (out->data + start)));
       return fail_on_limit;
     default:
       break;
@@ -877,6 +1213,7 @@ bool explore_describe(VM *vm, SimStatus status, bool fail_on_limit, const char *
   }
   if (!thread) { /* main finished leaving threads behind (--strict-shutdown) */
     *kind = "strict-shutdown";
+    deadlock_place(vm, where);
     int count = 0;
     for (ObjThread *t = vm->live; t; t = t->live_next) count++;
     buf_printf(out, "strict shutdown: main finished with %d thread%s still alive: ", count, count == 1 ? "" : "s");
@@ -893,6 +1230,7 @@ bool explore_describe(VM *vm, SimStatus status, bool fail_on_limit, const char *
     ObjException *e = AS_EXCEPTION(exc);
     *kind = e->kind == EXC_ASSERT ? "assertion" : "error";
     if (e->where) buf_printf(out, "%s: ", e->where->chars);
+    if (e->where) buf_printf(where, " at %s", e->where->chars);
     buf_printf(out, "%s: ", e->kind == EXC_ASSERT ? "assertion failed" : "runtime error");
     value_show_line(out, OBJ_VAL(e->message), false, DESCRIBE_LIMIT);
     return true;
@@ -906,5 +1244,31 @@ bool explore_describe(VM *vm, SimStatus status, bool fail_on_limit, const char *
   buf_printf(out, " died: uncaught ");
   value_show_line(out, exc, true, DESCRIBE_LIMIT);
   if (thread->raise_file) buf_printf(out, " at %s:%d", thread->raise_file, thread->raise_line);
+  /* its place: main or another thread, the exception's kind, where raised */
+  buf_printf(where, " ");
+  exception_class(where, exc);
+  buf_printf(where, " in %s", thread == vm->main_thread ? "main" : "a thread");
+  if (thread->raise_file) buf_printf(where, " at %s:%d", thread->raise_file, thread->raise_line);
   return true;
+}
+
+bool explore_describe(VM *vm, SimStatus status, bool fail_on_limit, const char **kind, Buffer *out, Buffer *where) {
+  size_t from = where->length;
+  bool failure = describe(vm, status, fail_on_limit, kind, out, where);
+  /* a place names files by their base names: the class is the same from
+   * any directory (each word keeps what follows its last '/') */
+  size_t to = from;
+  for (size_t i = from; i < where->length;) {
+    size_t end = i;
+    while (end < where->length && where->data[end] != ' ') end++;
+    size_t keep = i;
+    for (size_t k = i; k < end; k++)
+      if (where->data[k] == '/') keep = k + 1;
+    memmove(where->data + to, where->data + keep, end - keep);
+    to += end - keep;
+    if (end < where->length) where->data[to++] = ' ';
+    i = end + (end < where->length);
+  }
+  buf_truncate(where, to);
+  return failure;
 }

@@ -34,6 +34,7 @@
 #ifndef SIMVM_EXPLORE_H
 #define SIMVM_EXPLORE_H
 
+#include "choice.h"
 #include "state.h"
 
 /* ExploreStrategy, Explorer, explore_run and explore_free are public:
@@ -48,10 +49,28 @@ typedef struct {
   bool preemption;     /* at a point in running code: the default was still running */
 } Deviation;
 
+/* Everything a run chose that was not the default: its deviations, then
+ * its other choices (vm/choice.h) with the order table their TIMERS
+ * choices index. What a schedule file records, and what shrinking
+ * shrinks. */
+typedef struct {
+  Deviation *devs;
+  int dev_count;
+  Choice *choices;
+  int choice_count;
+  int64_t *orders;
+  int order_count;
+} Schedule;
+
+void schedule_free(Schedule *s);
+/* `to` becomes a copy of `from` (its arrays its own). */
+void schedule_copy(Schedule *to, const Schedule *from);
+
 /* Why a replay stopped matching its schedule (EXPLORE_REPLAY, strict). */
 typedef struct {
   bool mismatch;
-  int deviation;       /* which one, from 1                              */
+  int deviation;       /* which deviation, from 1; 0: a choice          */
+  char line[160];      /* a choice: its line in the file                 */
   char why[256];       /* "at step 7 (0ns) thread 2 is not runnable ..." */
 } ReplayMismatch;
 
@@ -64,10 +83,16 @@ void explore_use_default(Explorer *ex);
  * runs of about `steps` steps, or random; each seeded by `seed`. */
 void explore_use_pct(Explorer *ex, uint64_t seed, int depth, int steps);
 void explore_use_random(Explorer *ex, uint64_t seed);
-/* Replay `count` deviations (copied). Strict: each must apply where it
- * says, at its time, or the run stops (explore_mismatch says where);
- * lenient (shrinking): one that does not apply is skipped. */
-void explore_use_replay(Explorer *ex, const Deviation *deviations, int count, bool strict);
+/* Replay a schedule (copied). Strict: each deviation and choice must apply
+ * where it says, or the run stops (explore_mismatch says where); lenient
+ * (shrinking): one that does not apply is skipped. */
+void explore_use_replay(Explorer *ex, const Schedule *schedule, bool strict);
+/* Pin the choices of `schedule` (not its deviations) for the strategy set
+ * up last (shrinking's depth-first search over deviations). */
+void explore_pin(Explorer *ex, const Schedule *schedule, bool strict);
+/* Durations within ±ppm parts per million of nominal are choices from now
+ * on (--jitter; 0: none). */
+void explore_set_jitter(Explorer *ex, uint32_t ppm);
 /* Depth-first search; `pruned` adds sleep sets. The first run is the
  * default schedule; explore_dfs_next prepares the next one. The bound is
  * on preemptions, or (`deviations`, for shrinking; never pruned) on
@@ -93,6 +118,22 @@ int explore_deviation_count(const Explorer *ex);
 const Deviation *explore_deviations(const Explorer *ex);
 int explore_preemptions(const Explorer *ex);
 const ReplayMismatch *explore_mismatch(const Explorer *ex);
+/* The run's schedule into `out` (its arrays replaced): the deviations and
+ * the choices that were not the default; with `draws`, every random draw
+ * too, default or not (to replay it under another seed). */
+void explore_schedule(Explorer *ex, Schedule *out, bool draws);
+/* The run's choices of every kind, default or not, and the choice log
+ * (fault points, totals over the runs so far). */
+const ChoiceLog *explore_choices(const Explorer *ex);
+/* Zero those totals (before a sweep: the load's and calibration's runs
+ * are not its). */
+void explore_reset_totals(Explorer *ex);
+/* A choice as its schedule file line says it ("random 2#3 = 0 of 6"),
+ * appended to `out`; `orders`: the table its TIMERS choice indexes. */
+void explore_choice_text(Explorer *ex, const Choice *c, const int64_t *orders, Buffer *out);
+/* A 64-bit hash of every decision of the run that just ended: equal runs
+ * have equal hashes (for counting distinct schedules). */
+uint64_t explore_run_hash(const Explorer *ex);
 
 /* The thread id of a key ("main", "2.1"), valid while the explorer lives. */
 const char *explore_thread_id(Explorer *ex, int key);
@@ -104,8 +145,14 @@ int explore_key_of(Explorer *ex, const char *id);
  * "strict-shutdown") and a one-line description appended to `out`, with no
  * time in it ("main returned 50", "bank.sim:14: assertion failed: overdrawn",
  * "deadlock: 1 waits for <mvar a>, last taken by 2, which ..."). True for a
- * failure: anything but a pass, and a limit only with `fail_on_limit`. */
-bool explore_describe(VM *vm, SimStatus status, bool fail_on_limit, const char **kind, Buffer *out);
+ * failure: anything but a pass, and a limit only with `fail_on_limit`.
+ * Appended to `where`: the failure's place, which with the kind names its
+ * class (what shrinking keeps and runs are grouped by, whatever values the
+ * message shows): " at bank.sim:14" for an assertion or error, "
+ * ErrorCall in main at x.sim:3" for an uncaught exception (its kind, main
+ * or another thread, where raised), " at x.sim:4 at x.sim:9" for a deadlock or a
+ * strict shutdown (where each thread left waits), " step" for a limit. */
+bool explore_describe(VM *vm, SimStatus status, bool fail_on_limit, const char **kind, Buffer *out, Buffer *where);
 
 /* ---- hooks: the VM calls these only when vm->explore is set ---- */
 
@@ -126,5 +173,18 @@ void explore_access(VM *vm, Obj *object, bool write);
 
 /* A stable identity for a TVar or MVar the running thread creates. */
 uint64_t explore_object_id(VM *vm);
+
+/* Choices beyond the schedule (vm/choice.h), each made by `thread`: the
+ * value to use, given what the thread's random stream gave (`stream`).
+ * A choice that is not the default is marked in the trace. */
+int64_t explore_random(VM *vm, ObjThread *thread, int64_t n, int64_t stream);
+double explore_float(VM *vm, ObjThread *thread, double stream);
+int64_t explore_span(VM *vm, ObjThread *thread, int64_t lo, int64_t hi, int64_t stream);
+/* `timer` (of `thread`, a TimerKind `op`) is about to be armed for ns >= 0
+ * nanoseconds: the duration to arm it with; the timer is named. */
+int64_t explore_timer(VM *vm, ObjThread *thread, Timer *timer, int op, int64_t ns);
+bool explore_fault(VM *vm, ObjThread *thread, const char *name, double p);
+/* The `count` timers due now, in io-sim's order: the order they fire in. */
+void explore_order_timers(VM *vm, Timer **due, int count);
 
 #endif

@@ -108,6 +108,7 @@ PrimResult prim_register_delay(VM *vm, ObjThread *thread, Value *args, bool by_p
   (void)by_prelude;
   int64_t ns = AS_DURATION(args[0]);
   ObjTVar *tvar = obj_tvar(vm, BOOL_VAL(ns < 0));
+  if (ns >= 0 && vm->explore) ns = explore_timer(vm, thread, &tvar->timer, TIMER_TVAR, ns);
   if (ns >= 0) sched_arm_tvar(vm, tvar, ns);
   return prim_return(thread, args, OBJ_VAL(tvar));
 }

@@ -18,6 +18,7 @@ PrimResult prim_delay(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   if (ns >= 0 && prim_interrupted(vm, thread, args, &result)) return result;
   args[0] = UNIT_VAL;
   thread->sp = args + 1;
+  if (ns >= 0 && vm->explore) ns = explore_timer(vm, thread, &thread->delay_timer, TIMER_DELAY, ns);
   vm_event(vm, .kind = EV_DELAY, .thread = thread, .ns = ns);
   if (ns < 0) return PRIM_NEXT;
   sched_delay(vm, thread, ns);
@@ -199,14 +200,71 @@ PrimResult prim_random(VM *vm, ObjThread *thread, Value *args, bool by_prelude) 
     rt_error(vm, "random needs a bound of at least 1, not %" PRId64, AS_INT(n));
     return PRIM_ERROR;
   }
-  return prim_return(thread, args, INT_VAL((int64_t)splitmix64_below(thread_rng(thread), (uint64_t)AS_INT(n))));
+  int64_t value = (int64_t)splitmix64_below(thread_rng(thread), (uint64_t)AS_INT(n));
+  if (vm->explore) value = explore_random(vm, thread, AS_INT(n), value); /* a choice (vm/choice.h) */
+  return prim_return(thread, args, INT_VAL(value));
 }
 
 /* randomFloat(): a float in [0, 1) from the thread's own stream. */
 PrimResult prim_random_float(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
-  (void)vm;
   (void)by_prelude;
-  return prim_return(thread, args, FLOAT_VAL(splitmix64_float(thread_rng(thread))));
+  double value = splitmix64_float(thread_rng(thread));
+  if (vm->explore) value = explore_float(vm, thread, value);
+  return prim_return(thread, args, FLOAT_VAL(value));
+}
+
+/* randomDuration(lo, hi): a duration in [lo, hi], whole nanoseconds, from
+ * the thread's own stream; under exploration a choice shrunk towards lo. */
+PrimResult prim_random_duration(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  (void)by_prelude;
+  int64_t lo = AS_DURATION(args[0]), hi = AS_DURATION(args[1]);
+  if (lo < 0 || hi < lo) {
+    Buffer a, b;
+    buf_init(&a);
+    buf_init(&b);
+    duration_show(&a, lo);
+    duration_show(&b, hi);
+    rt_error(vm, "randomDuration needs 0 <= lo <= hi, not %s and %s", a.data, b.data);
+    buf_free(&a);
+    buf_free(&b);
+    return PRIM_ERROR;
+  }
+  int64_t value = lo + (int64_t)splitmix64_below(thread_rng(thread), (uint64_t)(hi - lo) + 1);
+  if (vm->explore) value = explore_span(vm, thread, lo, hi, value);
+  return prim_return(thread, args, DURATION_VAL(value));
+}
+
+/* The longest fault name: it goes into schedule files and reports. */
+#define FAULT_NAME_MAX 100
+
+/* fault(name, p): false in a plain run; under exploration a choice, true
+ * with probability p when the explorer chooses randomly (FoundationDB's
+ * BUGGIFY). Not a scheduling point. */
+PrimResult prim_fault(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  (void)by_prelude;
+  Value name = args[0], p = args[1];
+  if (!IS_STRING(name)) {
+    rt_error(vm, "fault needs a name string, not %s", value_type_name(name));
+    return PRIM_ERROR;
+  }
+  const ObjString *s = AS_STRING(name);
+  bool plain = s->length > 0 && s->length <= FAULT_NAME_MAX;
+  for (int i = 0; i < s->length && plain; i++) plain = s->chars[i] >= 0x20 && s->chars[i] < 0x7f && s->chars[i] != '"';
+  if (!plain) {
+    rt_error(vm, "fault needs a name of 1 to %d printable ASCII characters without '\"'", FAULT_NAME_MAX);
+    return PRIM_ERROR;
+  }
+  double chance = IS_INT(p) ? (double)AS_INT(p) : IS_FLOAT(p) ? AS_FLOAT(p) : -1;
+  if (!(IS_INT(p) || IS_FLOAT(p)) || !(chance >= 0 && chance <= 1)) {
+    Buffer shown;
+    buf_init(&shown);
+    value_show_line(&shown, p, true, 40);
+    rt_error(vm, "fault needs a probability from 0 to 1, not %s", buf_text(&shown));
+    buf_free(&shown);
+    return PRIM_ERROR;
+  }
+  bool fired = vm->explore && explore_fault(vm, thread, s->chars, chance);
+  return prim_return(thread, args, BOOL_VAL(fired));
 }
 
 PrimResult prim_now(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
@@ -275,6 +333,7 @@ PrimResult op_timeout_arm(VM *vm, ObjThread *thread, CallFrame *frame) {
     return PRIM_NEXT;
   }
   ObjTimeout *timeout = obj_timeout(vm, thread);
+  if (vm->explore) limit = explore_timer(vm, thread, &timeout->timer, TIMER_TIMEOUT, limit);
   sched_arm_timeout(vm, timeout, limit);
   *thread->sp++ = OBJ_VAL(timeout);
   vm_event(vm, .kind = EV_TIMEOUT, .thread = thread, .ns = limit);

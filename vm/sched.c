@@ -238,6 +238,44 @@ static void supersede_timeouts(ObjThread *thread) {
   thread->pending_count = kept;
 }
 
+/* A timeout's timer fired: its interrupt queues behind the threads woken
+ * so far (io-sim forks a thread to throw it). */
+static void fire_timeout(VM *vm, Timer *timer) {
+  ObjTimeout *timeout = (ObjTimeout *)timer_owner(timer);
+  timeout->state = TIMEOUT_FIRED;
+  run_queue_push(vm, &timeout->obj);
+}
+
+/* Under exploration the timers due at one instant fire in an order the
+ * explorer chooses (vm/choice.h), io-sim's by default: vm->due is put in
+ * io-sim's order (TVars, delays, timeouts, each in timer order), the
+ * explorer reorders it, and each fires in turn, consecutive TVars
+ * together as io-sim fires them (so the default order fires exactly as
+ * fire_timers does). */
+static void fire_in_chosen_order(VM *vm, int count) {
+  static const uint8_t io_sim[] = {TIMER_TVAR, TIMER_DELAY, TIMER_TIMEOUT};
+  Timer **due = vm->due, **sorted = xrealloc(NULL, (size_t)count * sizeof *sorted);
+  int n = 0;
+  for (int k = 0; k < 3; k++)
+    for (int i = 0; i < count; i++)
+      if (due[i]->kind == io_sim[k]) sorted[n++] = due[i];
+  memcpy(due, sorted, (size_t)count * sizeof *due);
+  free(sorted);
+  explore_order_timers(vm, due, count);
+  for (int i = 0; i < count;) {
+    int j = i;
+    while (j < count && due[j]->kind == TIMER_TVAR) j++;
+    if (j > i) { /* a run of TVars: set together, then their readers woken */
+      stm_fire_delays(vm, due + i, j - i);
+      i = j;
+      continue;
+    }
+    if (due[i]->kind == TIMER_DELAY) sched_wake(vm, (ObjThread *)timer_owner(due[i]));
+    else fire_timeout(vm, due[i]);
+    i++;
+  }
+}
+
 /* Fire every timer due at the earliest pending instant. */
 static void fire_timers(VM *vm) {
   int64_t when = timer_heap_peek(&vm->timers)->when;
@@ -251,17 +289,17 @@ static void fire_timers(VM *vm) {
     vm->due[count++] = timer_heap_take_top(&vm->timers); /* peek left the top live */
   }
   vm->stats.timers_fired += (uint64_t)count;
+  if (vm->explore && count > 1) {
+    fire_in_chosen_order(vm, count);
+    return;
+  }
   /* as io-sim: registerDelay's TVars first (set, then their readers woken,
    * TVar by TVar), then the delays, then the timeouts */
   stm_fire_delays(vm, vm->due, count);
   for (int i = 0; i < count; i++)
     if (vm->due[i]->kind == TIMER_DELAY) sched_wake(vm, (ObjThread *)timer_owner(vm->due[i]));
-  for (int i = 0; i < count; i++) {
-    if (vm->due[i]->kind != TIMER_TIMEOUT) continue;
-    ObjTimeout *timeout = (ObjTimeout *)timer_owner(vm->due[i]);
-    timeout->state = TIMEOUT_FIRED;
-    run_queue_push(vm, &timeout->obj);
-  }
+  for (int i = 0; i < count; i++)
+    if (vm->due[i]->kind == TIMER_TIMEOUT) fire_timeout(vm, vm->due[i]);
 }
 
 /* "takeMVar on <mvar queue>", "throwTo 2 (masked)" ... */
@@ -302,7 +340,7 @@ static bool started(VM *vm, const ObjThread *t) {
 /* Where a thread is, " at file:line": its innermost frame of the script's
  * own code, else of the prelude's; " (it has not started)" for a thread
  * that has run no code yet. */
-static void describe_place(VM *vm, Buffer *out, const ObjThread *t) {
+void sched_thread_place(VM *vm, Buffer *out, const ObjThread *t) {
   for (int pass = 0; pass < 2; pass++) {
     for (int i = t->frame_count - 1; i >= 0; i--) {
       const ObjProto *proto;
@@ -328,7 +366,7 @@ static void describe_thread(VM *vm, Buffer *out, const ObjThread *t) {
   } else {
     buf_printf(out, t == vm->current && started(vm, t) ? " is running" : " is runnable");
   }
-  describe_place(vm, out, t);
+  sched_thread_place(vm, out, t);
   if (t->state == THREAD_BLOCKED) describe_last(out, t);
   buf_append(out, "\n", 1);
 }

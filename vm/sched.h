@@ -214,6 +214,10 @@ SimStatus sched_stopped(VM *vm);
 /* A line per live thread, oldest first: "  thread 1 (w) is blocked in delay
  * at x.sim:3", "... is running at x.sim:7" (the deadlock report's lines). */
 void sched_report_threads(VM *vm, Buffer *out);
+/* Where a thread is: " at x.sim:7", its innermost frame in the script's
+ * own code, else in the prelude's; " (it has not started)" for a thread
+ * that has run no code yet. */
+void sched_thread_place(VM *vm, Buffer *out, const ObjThread *t);
 
 /* The lines of a deadlock report after its first: a line per thread still
  * alive ("  thread 1 (worker) is blocked in takeMVar on <mvar m> at

@@ -38,6 +38,8 @@ typedef struct {
   bool set;         /* queued and not cancelled              */
   uint8_t kind;     /* a TimerKind; the owner is the object the timer is a
                        field of (timer_owner, vm/thread.h)  */
+  uint32_t tag;     /* under exploration, names the timer (vm/choice.h);
+                       in what was padding: no timer grows */
 } Timer;
 
 /* A heap entry: the key it was queued with, and its timer. Stale once the

@@ -103,7 +103,8 @@ static void test_replay(void **state) {
   } while (count < 2 && explore_dfs_next(ex));
   assert_int_equal(count, 2);
   char *trace = strdup(unit_text(&u->trace));
-  explore_use_replay(ex, devs, count, true);
+  Schedule schedule = {devs, count, NULL, 0, NULL, 0};
+  explore_use_replay(ex, &schedule, true);
   explore_run(ex);
   assert_false(explore_mismatch(ex)->mismatch);
   assert_int_equal(explore_deviation_count(ex), count);
@@ -112,12 +113,13 @@ static void test_replay(void **state) {
     assert_int_equal(explore_deviations(ex)[i].thread, devs[i].thread);
   }
   Deviation wrong = {1, 0, explore_key_of(ex, "7"), -1, false};
-  explore_use_replay(ex, &wrong, 1, true);
+  Schedule bad = {&wrong, 1, NULL, 0, NULL, 0};
+  explore_use_replay(ex, &bad, true);
   explore_run(ex);
   assert_true(explore_mismatch(ex)->mismatch);
   assert_int_equal(explore_mismatch(ex)->deviation, 1);
   assert_text_equal(explore_mismatch(ex)->why, "at step 1 (0ns) thread 7 is not among the runnable threads (main, 1)");
-  explore_use_replay(ex, &wrong, 1, false); /* lenient: skipped */
+  explore_use_replay(ex, &bad, false); /* lenient: skipped */
   explore_run(ex);
   assert_false(explore_mismatch(ex)->mismatch);
   assert_int_equal(explore_deviation_count(ex), 0);
@@ -126,8 +128,8 @@ static void test_replay(void **state) {
 }
 
 /* The kind and description of how a run ended. */
-static void expect_outcome(const char *program, const char *kind, const char *description, bool failure,
-                           bool strict) {
+static void expect_outcome(const char *program, const char *kind, const char *description, const char *place,
+                           bool failure, bool strict) {
   VMConfig config;
   vm_config_init(&config);
   config.strict_shutdown = strict;
@@ -137,35 +139,43 @@ static void expect_outcome(const char *program, const char *kind, const char *de
   assert_status(unit_load(u, program), SIM_OK, u);
   SimStatus status = vm_run(u->vm);
   const char *got_kind = NULL;
-  Buffer text;
+  Buffer text, where;
   buf_init(&text);
-  assert_int_equal(explore_describe(u->vm, status, false, &got_kind, &text), failure);
+  buf_init(&where);
+  assert_int_equal(explore_describe(u->vm, status, false, &got_kind, &text, &where), failure);
   assert_text_equal(got_kind, kind);
   assert_text_equal(buf_text(&text), description);
+  assert_text_equal(buf_text(&where), place);
   buf_free(&text);
+  buf_free(&where);
   unit_vm_free(u);
 }
 
 static void test_outcomes(void **state) {
   (void)state;
-  expect_outcome("main = return \"x\\ny\"\n", "pass", "main returned \"x\\ny\"", false, false);
-  expect_outcome("main = {\n  assert(1 > 2, \"no\")\n}\n", "assertion", "test.sim:2: assertion failed: no", true,
-                 false);
+  expect_outcome("main = return \"x\\ny\"\n", "pass", "main returned \"x\\ny\"", "", false, false);
+  expect_outcome("main = {\n  assert(1 > 2, \"no\")\n}\n", "assertion", "test.sim:2: assertion failed: no",
+                 " at test.sim:2", true, false);
   expect_outcome("main = {\n  fork(assert(false, [1]))\n  delay(1us)\n}\n", "assertion",
-                 "assertion failed: [1]", true, false);
-  expect_outcome("main = {\n  say(1 / 0)\n}\n", "error", "test.sim:2: runtime error: division by zero", true, false);
-  expect_outcome("main = {\n  fork(throw(\"x\"))\n  return 2\n}\n", "pass", "main returned 2", false, false);
+                 "assertion failed: [1]", "", true, false);
+  expect_outcome("main = {\n  say(1 / 0)\n}\n", "error", "test.sim:2: runtime error: division by zero",
+                 " at test.sim:2", true, false);
+  expect_outcome("main = {\n  fork(throw(\"x\"))\n  return 2\n}\n", "pass", "main returned 2", "", false, false);
   expect_outcome("main = {\n  throw(#{kind: \"Oops\"})\n}\n", "uncaught",
-                 "main died: uncaught #{kind: \"Oops\"} at test.sim:2", true, false);
+                 "main died: uncaught #{kind: \"Oops\"} at test.sim:2", " Oops in main at test.sim:2", true, false);
   expect_outcome("main = {\n  m <- newEmptyMVar()\n  takeMVar(m)\n}\n", "deadlock",
-                 "deadlock: main is blocked in takeMVar on <mvar m> at test.sim:3; never filled", true, false);
+                 "deadlock: main is blocked in takeMVar on <mvar m> at test.sim:3; never filled",
+                 " at test.sim:3", true, false);
   expect_outcome("main = {\n  a <- newEmptyMVar()\n  b <- newEmptyMVar()\n"
                  "  fork({ takeMVar(a); putMVar(b, 1) })\n  takeMVar(b)\n}\n",
                  "deadlock", "deadlock: main is blocked in takeMVar on <mvar b> at test.sim:5; never filled; "
-                 "1 is blocked in takeMVar on <mvar a> at test.sim:4; never filled", true, false);
-  expect_outcome("main = forever(yield())\n", "limit", "step limit reached (--max-steps 100000)", false, false);
+                 "1 is blocked in takeMVar on <mvar a> at test.sim:4; never filled",
+                 " at test.sim:4 at test.sim:5", true, false);
+  expect_outcome("main = forever(yield())\n", "limit", "step limit reached (--max-steps 100000)", " step",
+                 false, false);
   expect_outcome("main = {\n  fork(delay(1s))\n  return 1\n}\n", "strict-shutdown",
-                 "strict shutdown: main finished with 1 thread still alive: 1", true, true);
+                 "strict shutdown: main finished with 1 thread still alive: 1",
+                 " (it has not started)", true, true);
 }
 
 int main(void) {
