@@ -164,7 +164,7 @@ run "--shard 2/4 report" 1 "$simvm" --explore 2000 --shard 2/4 -q --schedule-out
 
 # ---- the progress line: on a terminal only ----
 if command -v script >/dev/null 2>&1; then
-  (cd "$tmp" && script -qec "'$simvm' --explore 20000 -q --schedule-out p.schedule overdraft.sim" /dev/null >"$tmp/tty" 2>&1)
+  (cd "$tmp" && SHELL=/bin/sh script -qec "'$simvm' --explore 20000 -q --schedule-out p.schedule overdraft.sim" /dev/null >"$tmp/tty" 2>&1)
   tr '\r' '\n' <"$tmp/tty" | sed 's/\x1b\[K//' >"$tmp/tty_lines"
   # a line at least every 0.25 s (there may be none in a quick sweep), cleared at the end
   if grep -q $'\x1b\[K' "$tmp/tty" && ! grep -v '^$' "$tmp/tty_lines" | grep -v '^simvm --explore\|^  \|^[0-9]* of\|^coverage: \|^choices: \|^[0-9]*\. \|^   ' |
