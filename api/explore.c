@@ -128,6 +128,11 @@ static void calibrate(Context *cx) {
 
 /* ---- outcome classes ---- */
 
+/* The first runs of a failing class that are shrunk, the smallest story
+ * kept: shrinking only deletes and minimises, so another run of the class
+ * may hold a smaller story than the first one's. */
+#define SHRINK_CANDIDATES 4
+
 typedef struct {
   const char *kind;
   char *where;
@@ -135,7 +140,9 @@ typedef struct {
   bool failure;
   uint64_t count;
   uint64_t first;              /* lowest seed or schedule with it          */
-  Schedule found;              /* dfs: its first run's schedule, draws and all */
+  uint64_t runs[SHRINK_CANDIDATES]; /* its first runs' seeds or schedule numbers */
+  Schedule found[SHRINK_CANDIDATES]; /* dfs: their schedules, draws and all */
+  int candidates;
 } Class;
 
 typedef struct {
@@ -200,7 +207,7 @@ static int classes_add(Classes *o, const Record *r, bool *added) {
     o->capacity = o->capacity ? 2 * o->capacity : 16;
     o->items = xrealloc(o->items, (size_t)o->capacity * sizeof *o->items);
   }
-  o->items[o->count] = (Class){r->kind, copy_text(r->where), copy_text(r->description), r->failure, 1, r->id, {0}};
+  o->items[o->count] = (Class){r->kind, copy_text(r->where), copy_text(r->description), r->failure, 1, r->id, {0}, {{0}}, 0};
   classes_index(o, o->count);
   *added = true;
   return o->count++;
@@ -210,7 +217,7 @@ static void classes_free(Classes *o) {
   for (int i = 0; i < o->count; i++) {
     free(o->items[i].where);
     free(o->items[i].description);
-    schedule_free(&o->items[i].found);
+    for (int k = 0; k < SHRINK_CANDIDATES; k++) schedule_free(&o->items[i].found[k]);
   }
   free(o->items);
   free(o->table);
@@ -338,7 +345,11 @@ static void take_record(Context *cx, Sweep *s, Record *r, const Schedule *found)
   hashset_add(&s->distinct, r->hash);
   bool added;
   int c = classes_add(&s->classes, r, &added);
-  if (added && found) schedule_copy(&s->classes.items[c].found, found);
+  Class *class = &s->classes.items[c];
+  if (r->failure && class->candidates < SHRINK_CANDIDATES) {
+    if (found) schedule_copy(&class->found[class->candidates], found);
+    class->runs[class->candidates++] = r->id;
+  }
   if (cx->options->json) json_record(cx, r);
   if (r->failure) {
     s->failures++;
@@ -553,6 +564,7 @@ typedef struct {
   int before;                  /* deviations and choices before shrinking */
   int before_devs, before_preemptions, before_choices;
   int runs;                    /* shrinking's replays                     */
+  int tried;                   /* the class's runs shrunk                 */
   char *path;                  /* the file written, or NULL               */
 } Failure;
 
@@ -589,49 +601,88 @@ static void found_by(const Context *cx, uint64_t id, char *out, size_t size) {
   else snprintf(out, size, "simvm --explore (random) as seed %" PRIu64, id);
 }
 
-/* Find the class's first run again, shrink it, check it, write it. False
- * on an internal error or a write error. */
+/* A story's size, to compare shrunk schedules: fewest deviations, then
+ * faults fired, then other choices, then preemptions. */
+static void story_size(const Schedule *sc, int size[4]) {
+  size[0] = sc->dev_count;
+  size[1] = size[2] = 0;
+  for (int i = 0; i < sc->choice_count; i++) size[sc->choices[i].kind == CHOICE_FAULT ? 1 : 2]++;
+  size[3] = schedule_preemptions(sc);
+}
+
+static bool smaller_story(const Schedule *a, const Schedule *b) {
+  int x[4], y[4];
+  story_size(a, x);
+  story_size(b, y);
+  for (int k = 0; k < 4; k++)
+    if (x[k] != y[k]) return x[k] < y[k];
+  return false;
+}
+
+/* Candidate k of a failing class: its schedule, draws and all, and the
+ * program seed it runs under. */
+static uint64_t candidate(Context *cx, Class *c, int k, Schedule *out) {
+  if (is_dfs(cx->options)) {
+    schedule_copy(out, &c->found[k]);
+    return cx->vm->config.seed;
+  }
+  use_seed(cx, c->runs[k]);
+  explore_run(cx->ex);
+  explore_captured()->length = 0;
+  explore_schedule(cx->ex, out, true);
+  return c->runs[k];
+}
+
+/* Shrink the class's first runs, keep the smallest story, check it, write
+ * it. False on an internal error or a write error. */
 static bool settle_failure(Context *cx, Sweep *s, Failure *f, int n) {
   VM *vm = cx->vm;
   Class *c = &s->classes.items[f->class_index];
   const ExploreOptions *o = cx->options;
-  if (is_dfs(o)) {
-    f->seed = vm->config.seed;
-    schedule_copy(&f->schedule, &c->found);
-  } else {
-    f->seed = c->first;
-    use_seed(cx, c->first);
-    explore_run(cx->ex);
-    explore_captured()->length = 0;
-    explore_schedule(cx->ex, &f->schedule, true);
+  int tries = o->shrink ? c->candidates : 1;
+  Schedule trial = {0};
+  uint64_t winner = c->first;
+  for (int k = 0; k < tries; k++) {
+    uint64_t seed = candidate(cx, c, k, &trial);
+    if (k == 0) { /* the first run, as found, for the report */
+      f->before_devs = trial.dev_count;
+      f->before_preemptions = schedule_preemptions(&trial);
+      f->before_choices = 0;
+      for (int i = 0; i < trial.choice_count; i++)
+        f->before_choices += choice_differs(&trial.choices[i], trial.orders) ||
+                             choice_family(trial.choices[i].kind) != FAMILY_DRAW;
+    }
+    int before = trial.dev_count;
+    for (int i = 0; i < trial.choice_count; i++)
+      before += choice_differs(&trial.choices[i], trial.orders) || choice_family(trial.choices[i].kind) != FAMILY_DRAW;
+    Shrinker shr = {cx, c->kind, c->where, seed, 0, 0, {0}};
+    if (o->shrink) {
+      shrink_schedule(&shr, &trial);
+    } else if (shrink_test(&shr, &trial)) { /* the draws at their default, not listed */
+      schedule_copy(&trial, &shr.got);
+    }
+    f->runs += shr.runs;
+    if (k == 0 || smaller_story(&trial, &f->schedule)) {
+      schedule_copy(&f->schedule, &trial);
+      f->seed = shr.seed;
+      f->before = before;
+      winner = c->runs[k];
+    }
+    shrinker_free(&shr);
   }
-  f->before_devs = f->schedule.dev_count;
-  f->before_preemptions = schedule_preemptions(&f->schedule);
-  f->before_choices = 0;
-  for (int i = 0; i < f->schedule.choice_count; i++)
-    f->before_choices += choice_differs(&f->schedule.choices[i], f->schedule.orders) ||
-                         choice_family(f->schedule.choices[i].kind) != FAMILY_DRAW;
-  f->before = f->before_devs + f->before_choices;
-  Shrinker shr = {cx, c->kind, c->where, f->seed, 0, 0, {0}};
-  if (o->shrink) {
-    shrink_schedule(&shr, &f->schedule);
-    f->seed = shr.seed;
-  } else if (shrink_test(&shr, &f->schedule)) { /* the draws at their default, not listed */
-    schedule_copy(&f->schedule, &shr.got);
-  }
-  f->runs = shr.runs;
-  shrinker_free(&shr);
+  f->tried = tries;
+  schedule_free(&trial);
   /* what is written must fail in the class, replayed strictly */
   vm->config.seed = f->seed;
   explore_use_replay(cx->ex, &f->schedule, true);
   f->check = explore_record(cx, 0, explore_run(cx->ex));
   if (explore_mismatch(cx->ex)->mismatch || !record_in_class(&f->check, c->kind, c->where)) {
     fprintf(stderr, "simvm: internal error: the schedule of %s %" PRIu64 " does not fail the same way when replayed\n",
-            is_dfs(o) ? "schedule" : "seed", c->first);
+            is_dfs(o) ? "schedule" : "seed", winner);
     return false;
   }
   char found[256];
-  found_by(cx, c->first, found, sizeof found);
+  found_by(cx, winner, found, sizeof found);
   f->path = schedule_path(o, n);
   ScheduleNote note = {found, &f->check, f->seed, f->before};
   if (!schedule_file_write(cx, f->path, &f->schedule, &note)) {
@@ -726,7 +777,9 @@ static void print_failures(const Context *cx, const Sweep *s, const Failure *fai
     Buffer story;
     buf_init(&story);
     schedule_story(&f->schedule, &story);
-    if (o->shrink) printf("   shrunk in %d run%s: it %s\n", f->runs, f->runs == 1 ? "" : "s", story.data);
+    if (o->shrink)
+      printf("   shrunk in %d run%s (%d failing run%s tried): it %s\n", f->runs, f->runs == 1 ? "" : "s", f->tried,
+             f->tried == 1 ? "" : "s", story.data);
     else printf("   it %s\n", story.data);
     buf_free(&story);
     if (f->path) printf("   schedule written to %s; replay it with: simvm --replay %s %s\n", f->path, f->path, o->script);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "shrink.h"
@@ -89,9 +90,21 @@ static void choice_line(Explorer *ex, Buffer *out, const Schedule *s, const Choi
   buf_printf(out, "\n");
 }
 
+/* Write `text` to a path that is not a regular file (/dev/null, a pipe):
+ * in place, since renaming over it would replace the device. */
+static bool write_in_place(const char *path, const Buffer *text) {
+  FILE *file = fopen(path, "w");
+  bool ok = file && fwrite(text->data, 1, text->length, file) == text->length;
+  if (file && fclose(file) != 0) ok = false;
+  if (!ok) fprintf(stderr, "simvm: cannot write '%s': %s\n", path, strerror(errno));
+  return ok;
+}
+
 /* Write `text` to `path` by way of a temporary file beside it, renamed
  * over it once whole: a failed write never leaves half a file. */
 static bool write_whole(const char *path, const Buffer *text) {
+  struct stat st;
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) return write_in_place(path, text);
   size_t length = strlen(path);
   char *temporary = xrealloc(NULL, length + 16);
   snprintf(temporary, length + 16, "%s.tmpXXXXXX", path);

@@ -36,7 +36,7 @@ bool shrink_test(Shrinker *shr, const Schedule *s) {
 
 /* The groups shrinking deletes from, in the order it does: what a story
  * needs least of comes first. */
-typedef enum { GROUP_DEVIATIONS, GROUP_FAULTS, GROUP_DRAWS, GROUP_TIMING, GROUPS } Group;
+typedef enum { GROUP_DEVIATIONS, GROUP_CHOICES, GROUP_FAULTS, GROUP_DRAWS, GROUP_TIMING, GROUPS } Group;
 
 static Group group_of(const Choice *c) {
   switch ((ChoiceKind)c->kind) {
@@ -48,10 +48,14 @@ static Group group_of(const Choice *c) {
   }
 }
 
+/* Whether a choice is in group g: GROUP_CHOICES holds every choice, so
+ * that a fault and the timing that follows from it can go together. */
+static bool in_group(const Choice *c, Group g) { return g == GROUP_CHOICES || group_of(c) == g; }
+
 static int group_size(const Schedule *s, Group g) {
   if (g == GROUP_DEVIATIONS) return s->dev_count;
   int n = 0;
-  for (int i = 0; i < s->choice_count; i++) n += group_of(&s->choices[i]) == g;
+  for (int i = 0; i < s->choice_count; i++) n += in_group(&s->choices[i], g);
   return n;
 }
 
@@ -68,7 +72,7 @@ static void keep_part(const Schedule *s, Group g, int lo, int hi, bool keep_insi
   }
   out->choice_count = 0;
   for (int i = 0; i < s->choice_count; i++) {
-    bool in = group_of(&s->choices[i]) == g;
+    bool in = in_group(&s->choices[i], g);
     bool keep = !in || ((k >= lo && k < hi) == keep_inside);
     if (in) k++;
     if (keep) out->choices[out->choice_count++] = s->choices[i];
