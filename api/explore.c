@@ -858,6 +858,8 @@ static void json_summary(const Context *cx, const Sweep *s, double seconds, cons
   buf_init(&out);
   buf_printf(&out, "{\"summary\": {\"program\": ");
   explore_json_string(&out, explore_program_name(cx->vm));
+  buf_printf(&out, ", \"program_hash\": \"%016" PRIx64 "\"", explore_program_hash(cx->vm));
+  if (cx->options->jitter) buf_printf(&out, ", \"jitter_ppm\": %u", cx->options->jitter);
   buf_printf(&out, ", \"strategy\": \"%s\"", strategy_name(o->strategy));
   if (o->strategy == EXPLORE_PCT) buf_printf(&out, ", \"depth\": %d", o->depth);
   if (is_dfs(o))

@@ -243,15 +243,22 @@ done
 grep -v '^{"summary"' "$tmp/shards" | LC_ALL=C sort >"$tmp/shard_runs"
 grep -v '^{"summary"' "$tmp/jobs1" | LC_ALL=C sort >"$tmp/whole_runs"
 same "--shard 1/4..4/4: the runs of the whole" "$tmp/whole_runs" "$tmp/shard_runs"
-if command -v jq >/dev/null 2>&1; then
-  # the merge docs/EXPLORE.md shows, against the unsharded summary's outcomes
-  jq -c -s '[.[] | select(has("seed"))] | group_by([.kind, (if .outcome == "fail" then .place else .description end)]) |
-            map(sort_by(.seed) | {outcome: .[0].outcome, kind: .[0].kind, place: .[0].place,
-                                  description: .[0].description, count: length, first: .[0].seed}) |
-            sort_by(.first)' "$tmp/shards" >"$tmp/merged"
-  jq -c '.summary.outcomes | map({outcome, kind, place, description, count, first})' <(grep '^{"summary"' "$tmp/jobs1") >"$tmp/unsharded"
-  same "--shard: the jq merge gives the unsharded outcomes" "$tmp/unsharded" "$tmp/merged"
-fi
+# tools/merge.jq (docs/EXPLORE.md) merges the shards into the unsharded
+# summary's counts; shards of another program, or missing, are an error
+jq -c -s -f "$root/tools/merge.jq" "$tmp/shards" |
+  jq -c '.merged | {schedules, failures, outcomes, coverage}' >"$tmp/merged"
+grep '^{"summary"' "$tmp/jobs1" | jq -c '.summary | {schedules, failures,
+  outcomes: (.outcomes | map({outcome, kind, place, description, count, first})),
+  coverage: (.coverage | {distinct_schedules, outcome_classes, steps, deviations, choices, faults})}' >"$tmp/unsharded"
+same "--shard: tools/merge.jq gives the unsharded summary's counts" "$tmp/unsharded" "$tmp/merged"
+(cd "$tmp" && "$simvm" --explore 200 --shard 2/4 --json --schedule-out /dev/null overdraft.sim >other.jsonl)
+grep -v '"shard": 2,' "$tmp/shards" >"$tmp/three.jsonl"
+(cd "$tmp" && jq -s -f "$root/tools/merge.jq" three.jsonl other.jsonl >"$tmp/out" 2>"$tmp/err")
+[ $? = 5 ] && grep -q 'the shards differ in their program: lost_update.sim, overdraft.sim' "$tmp/err" && ok ||
+  fail "merge: another program" "$(head -1 "$tmp/err")"
+(cd "$tmp" && jq -s -f "$root/tools/merge.jq" three.jsonl >"$tmp/out" 2>"$tmp/err")
+[ $? = 5 ] && grep -q 'shards missing or given twice: 1, 3, 4 of 1-4' "$tmp/err" && ok ||
+  fail "merge: a shard missing" "$(head -1 "$tmp/err")"
 run "--shard 2/4 report" 1 "$simvm" --explore 2000 --shard 2/4 -q --schedule-out shard.schedule lost_update.sim &&
   golden "--shard 2/4 report" shard.out
 
