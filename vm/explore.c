@@ -107,6 +107,16 @@ static void node_free(Node *node) {
   free(node->sleep);
 }
 
+/* pct's heap of the threads in the run queue: an entry stands while its
+ * thread is runnable and it is the newest for its key (a thread queued
+ * again, or given another priority, gets a new one). */
+typedef struct {
+  int64_t priority;
+  uint32_t seq;
+  int key;
+  ObjThread *thread;
+} PctEntry;
+
 /* ---- thread keys ---- */
 
 typedef struct {
@@ -145,6 +155,9 @@ struct Explorer {
   int preemptions;
 
   /* pct and random */
+  PctEntry *heap;             /* pct: queued threads by priority (a max-heap, lazily cleaned) */
+  int heap_count, heap_capacity;
+  uint32_t *pseq;             /* per key: the sequence number of its valid heap entry */
   uint64_t seed, rng;
   int depth, estimate;
   int *change;                /* pct's priority change points, ascending steps */
@@ -197,6 +210,8 @@ void explore_free(Explorer *ex) {
   free(ex->table);
   free(ex->seen);
   free(ex->priority);
+  free(ex->pseq);
+  free(ex->heap);
   free(ex->objects);
   free(ex->cand);
   free(ex->cand_key);
@@ -246,6 +261,7 @@ static int intern_key(Explorer *ex, int parent, int child) {
     int capacity = ex->per_key_capacity ? 2 * ex->per_key_capacity : 64;
     ex->seen = xrealloc(ex->seen, (size_t)capacity * sizeof *ex->seen);
     ex->priority = xrealloc(ex->priority, (size_t)capacity * sizeof *ex->priority);
+    ex->pseq = xrealloc(ex->pseq, (size_t)capacity * sizeof *ex->pseq);
     ex->objects = xrealloc(ex->objects, (size_t)capacity * sizeof *ex->objects);
     memset(ex->seen + ex->per_key_capacity, 0, (size_t)(capacity - ex->per_key_capacity) * sizeof *ex->seen);
     ex->per_key_capacity = capacity;
@@ -306,6 +322,7 @@ static void touch(Explorer *ex, int key) {
   if (ex->seen[key] == ex->run) return;
   ex->seen[key] = ex->run;
   ex->objects[key] = 0;
+  ex->pseq[key] = 0;
   /* pct: a thread's first priority is random, so a new thread lands at a
    * uniform rank among the others; lowered ones stay below them all */
   if (ex->strategy == EXPLORE_PCT)
@@ -418,6 +435,7 @@ SimStatus explore_run(Explorer *ex) {
   ex->fp.count = 0;
   ex->fp.global = false;
   ex->lowest = (int64_t)1 << 61;
+  ex->heap_count = 0;
   ex->rng = splitmix64_mix(ex->seed ^ SCHEDULE_SALT);
   ex->hash = 0xcbf29ce484222325ull;
   if (ex->strategy == EXPLORE_PCT) pct_change_points(ex);
@@ -509,19 +527,27 @@ void explore_schedule(Explorer *ex, Schedule *out, bool draws) {
 
 static Obj **queue_at(RunQueue *q, int i) { return &q->items[(q->head + i) & (q->capacity - 1)]; }
 
-/* Take `thread`'s entry out of the run queue, keeping the others' order. */
+/* Take `thread`'s entry out of the run queue, keeping the others' order:
+ * the shorter side of it moves up by one. */
 static void queue_remove(VM *vm, ObjThread *thread) {
   RunQueue *q = &vm->run_queue;
-  int i = 0;
-  while (i < q->count && *queue_at(q, i) != &thread->obj) i++; /* not a timeout's entry, for the thread */
+  int i = 0, mask = q->capacity - 1;
+  while (i < q->count && q->items[(q->head + i) & mask] != &thread->obj) i++; /* not a timeout's entry, for the thread */
   if (i == q->count) return;
-  for (; i > 0; i--) *queue_at(q, i) = *queue_at(q, i - 1);
-  q->head = (q->head + 1) & (q->capacity - 1);
+  if (i < q->count / 2) {
+    for (; i > 0; i--) q->items[(q->head + i) & mask] = q->items[(q->head + i - 1) & mask];
+    q->head = (q->head + 1) & mask;
+  } else {
+    for (; i < q->count - 1; i++) q->items[(q->head + i) & mask] = q->items[(q->head + i + 1) & mask];
+  }
   q->count--;
 }
 
+static void pct_heap_push(Explorer *ex, ObjThread *thread);
+
 static void queue_push_front(VM *vm, ObjThread *thread) {
   RunQueue *q = &vm->run_queue;
+  if (vm->explore->strategy == EXPLORE_PCT) pct_heap_push(vm->explore, thread);
   if (q->count == q->capacity) {
     sched_enqueue(vm, thread); /* grows the ring; then rotate it to the front */
     Obj *last = *queue_at(q, q->count - 1);
@@ -561,6 +587,62 @@ static int cand_key(Explorer *ex, int i) {
 }
 
 /* ---- strategies ---- */
+
+/* ---- pct's heap: the queued thread of highest priority in O(log n) ---- */
+
+static bool heap_above(const PctEntry *a, const PctEntry *b) { return a->priority > b->priority; }
+
+static void heap_sift_up(Explorer *ex, int i) {
+  PctEntry e = ex->heap[i];
+  while (i > 0 && heap_above(&e, &ex->heap[(i - 1) / 2])) {
+    ex->heap[i] = ex->heap[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  ex->heap[i] = e;
+}
+
+static void heap_pop(Explorer *ex) {
+  PctEntry e = ex->heap[--ex->heap_count];
+  int i = 0, n = ex->heap_count;
+  for (;;) {
+    int child = 2 * i + 1;
+    if (child >= n) break;
+    if (child + 1 < n && heap_above(&ex->heap[child + 1], &ex->heap[child])) child++;
+    if (!heap_above(&ex->heap[child], &e)) break;
+    ex->heap[i] = ex->heap[child];
+    i = child;
+  }
+  if (n) ex->heap[i] = e;
+}
+
+/* `thread` is queued (again), or its priority changed: a new entry, which
+ * leaves its older ones stale. */
+static void pct_heap_push(Explorer *ex, ObjThread *thread) {
+  int key = key_of(ex, thread);
+  touch(ex, key);
+  GROW(ex->heap, ex->heap_count, ex->heap_capacity);
+  ex->heap[ex->heap_count] = (PctEntry){ex->priority[key], ++ex->pseq[key], key, thread};
+  heap_sift_up(ex, ex->heap_count++);
+}
+
+void explore_queued(VM *vm, Obj *entry) {
+  Explorer *ex = vm->explore;
+  if (ex->strategy == EXPLORE_PCT && entry->type == OBJ_THREAD) pct_heap_push(ex, (ObjThread *)entry);
+}
+
+/* The queued runnable thread of highest priority but `other` (the
+ * candidate compared apart: at a point the running thread, whose entry from
+ * its last time in the queue still stands), or NULL; stale entries on top
+ * are dropped. */
+static ObjThread *pct_heap_best(Explorer *ex, ObjThread *other) {
+  while (ex->heap_count) {
+    const PctEntry *top = &ex->heap[0];
+    if (top->thread->state == THREAD_RUNNABLE && top->seq == ex->pseq[top->key] && top->thread != other)
+      return top->thread;
+    heap_pop(ex);
+  }
+  return NULL;
+}
 
 static void lower(Explorer *ex, int key) {
   touch(ex, key);
@@ -807,7 +889,7 @@ static int decide(Explorer *ex, bool point, ObjThread *previous, int n) {
     case EXPLORE_DFS:
     case EXPLORE_EXHAUSTIVE: k = dfs_choose(ex, point, n); break;
   }
-  ex->hash = (ex->hash ^ (uint64_t)(k + 1)) * 0x100000001b3ull;
+  if (k >= 0) ex->hash = (ex->hash ^ (uint64_t)(cand_key(ex, k) + 1)) * 0x100000001b3ull;
   if (k <= 0) {
     if (k < 0) ex->abandoned = ex->strategy != EXPLORE_REPLAY;
     return k;
@@ -818,6 +900,36 @@ static int decide(Explorer *ex, bool point, ObjThread *previous, int n) {
   if (point) ex->preemptions++;
   write_marker(ex, ex->cand[k], ex->cand[0]);
   return k;
+}
+
+/* pct without collecting the candidates: `first` (the running thread at a
+ * point, else the head just taken off the queue) against the heap's best.
+ * The thread to run. */
+static ObjThread *pct_decide(Explorer *ex, bool point, ObjThread *previous, ObjThread *first) {
+  ObjThread *best = pct_heap_best(ex, first);
+  if (!best) return first;  /* a single candidate: no step */
+  ex->steps++;
+  while (ex->change_next < ex->change_count && ex->change[ex->change_next] < ex->steps) ex->change_next++;
+  bool change = ex->change_next < ex->change_count && ex->change[ex->change_next] == ex->steps;
+  if (previous && (change || (!point && previous->state == THREAD_RUNNABLE))) {
+    int key = key_of(ex, previous);
+    lower(ex, key);
+    /* queued (it yielded): its entry now has another priority */
+    if (previous != first && previous->state == THREAD_RUNNABLE) pct_heap_push(ex, previous);
+    best = pct_heap_best(ex, first);
+    if (!best) return first;
+  }
+  int kf = key_of(ex, first), kb = key_of(ex, best);
+  touch(ex, kf);
+  ObjThread *chosen = ex->priority[kb] > ex->priority[kf] ? best : first;
+  int kc = chosen == first ? kf : kb;
+  ex->hash = (ex->hash ^ (uint64_t)(kc + 1)) * 0x100000001b3ull;
+  if (chosen == first) return first;
+  GROW(ex->devs, ex->dev_count, ex->dev_capacity);
+  ex->devs[ex->dev_count++] = (Deviation){ex->steps, ex->vm->now, kb, kf, point};
+  if (point) ex->preemptions++;
+  write_marker(ex, best, first);
+  return best;
 }
 
 /* ---- hooks ---- */
@@ -853,6 +965,15 @@ bool explore_point(VM *vm, ObjThread *thread, Obj *object, bool write) {
     return true;
   }
   if (object && ex->strategy == EXPLORE_EXHAUSTIVE) note(ex, object, write);
+  if (ex->strategy == EXPLORE_PCT) {
+    ObjThread *chosen = pct_decide(ex, true, thread, thread);
+    if (chosen == thread) return false;
+    queue_push_front(vm, thread);
+    queue_remove(vm, chosen);
+    queue_push_front(vm, chosen);
+    ex->skip_next = true;
+    return true;
+  }
   int n = collect(ex, thread);
   int k = decide(ex, true, thread, n);
   if (k == 0) return false;
@@ -879,6 +1000,14 @@ ObjThread *explore_pick(VM *vm, ObjThread *head) {
     if (previous->state == THREAD_DONE) note(ex, &previous->obj, true);
     else if (previous->state == THREAD_BLOCKED && thread_wait_object(previous))
       note(ex, thread_wait_object(previous), true); /* an MVar's queue, or a throwTo's target */
+  }
+  if (ex->strategy == EXPLORE_PCT) {
+    ObjThread *chosen = pct_decide(ex, false, previous, head);
+    if (chosen != head) {
+      queue_remove(vm, chosen);
+      queue_push_front(vm, head);
+    }
+    return chosen;
   }
   int n = collect(ex, head);
   int k = decide(ex, false, previous, n);

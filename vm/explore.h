@@ -167,6 +167,10 @@ bool explore_point(VM *vm, ObjThread *thread, Obj *object, bool write);
  * abandoned or stopped by a replay that no longer matches. */
 ObjThread *explore_pick(VM *vm, ObjThread *head);
 
+/* `entry` joined the run queue (sched.h's run_queue_push): pct keeps its
+ * threads in a heap by priority. */
+void explore_queued(VM *vm, Obj *entry);
+
 /* The running transition read (or wrote) `object`: a TVar in a transaction,
  * a thread an exception is thrown to (and what it waits on, if blocked). */
 void explore_access(VM *vm, Obj *object, bool write);

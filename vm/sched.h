@@ -9,6 +9,7 @@
 #ifndef SIMVM_SCHED_H
 #define SIMVM_SCHED_H
 
+#include "explore.h"
 #include "state.h"
 
 /* Double the run queue's ring (or make its first), keeping the order. */
@@ -22,6 +23,7 @@ static inline void run_queue_push(VM *vm, Obj *entry) {
   q->items[(q->head + q->count) & (q->capacity - 1)] = entry;
   q->count++;
   if (q->count > vm->stats.run_queue_peak) vm->stats.run_queue_peak = q->count;
+  if (__builtin_expect(vm->explore != NULL, 0)) explore_queued(vm, entry);
 }
 
 /* Append a runnable thread to the run queue. */
