@@ -37,7 +37,8 @@ void explore_options_init(ExploreOptions *options) {
 
 bool explore_parse_strategy(const char *name, ExploreStrategy *out) {
   static const struct { const char *name; ExploreStrategy strategy; } names[] = {
-      {"pct", EXPLORE_PCT}, {"random", EXPLORE_RANDOM}, {"exhaustive", EXPLORE_EXHAUSTIVE}, {"dfs", EXPLORE_DFS}};
+      {"pct", EXPLORE_PCT},   {"random", EXPLORE_RANDOM}, {"exhaustive", EXPLORE_EXHAUSTIVE},
+      {"dfs", EXPLORE_DFS},   {"delay", EXPLORE_DELAY}};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     if (strcmp(name, names[i].name) == 0) {
       *out = names[i].strategy;
@@ -53,11 +54,15 @@ static const char *strategy_name(ExploreStrategy strategy) {
     case EXPLORE_RANDOM: return "random";
     case EXPLORE_EXHAUSTIVE: return "exhaustive";
     case EXPLORE_DFS: return "dfs";
+    case EXPLORE_DELAY: return "delay";
     default: return "default";
   }
 }
 
-static bool is_dfs(const ExploreOptions *o) { return o->strategy == EXPLORE_EXHAUSTIVE || o->strategy == EXPLORE_DFS; }
+/* The strategies that number their schedules rather than seed them. */
+static bool is_dfs(const ExploreOptions *o) {
+  return o->strategy == EXPLORE_EXHAUSTIVE || o->strategy == EXPLORE_DFS || o->strategy == EXPLORE_DELAY;
+}
 
 /* ---- output ---- */
 
@@ -552,6 +557,83 @@ static void dfs_sweep(Context *cx, Sweep *s) {
   schedule_free(&found);
 }
 
+/* ---- delay bounding ---- */
+
+/* Every schedule with exactly `bound` deviations from the default one
+ * (Emmi, Qadeer and Rakamarić, "Delay-Bounded Scheduling", POPL 2011),
+ * bound 0, 1, 2 ..., and within a bound the earliest deviations first: a
+ * schedule's children deviate once more, at a later step, to each other
+ * candidate there, found by replaying it with its steps recorded. A bug
+ * one preemption deep among a hundred threads is then a few thousand
+ * schedules away, where a depth-first search meets it only after every
+ * later step's alternatives. */
+typedef struct {
+  Context *cx;
+  Sweep *s;
+  uint64_t number;             /* schedules counted                       */
+  bool more;                   /* a schedule with `bound` deviations had a later step */
+  bool stop;
+  Schedule found;
+} Delay;
+
+static void delay_level(Delay *d, Schedule *prefix, int after, int left) {
+  Context *cx = d->cx;
+  const ExploreOptions *o = cx->options;
+  if (d->stop) return;
+  explore_use_replay(cx->ex, prefix, false);
+  explore_record_steps(cx->ex, left > 0);
+  SimStatus status = explore_run(cx->ex);
+  if (left == 0) { /* a schedule of this bound: count it */
+    Record r = explore_record(cx, ++d->number, status);
+    explore_schedule(cx->ex, &d->found, true);
+    take_record(cx, d->s, &r, &d->found);
+    show_progress(d->s, false);
+    if (d->number >= o->count) d->stop = true;
+    return;
+  }
+  explore_captured()->length = 0;
+  /* its steps after `after`, each a place to deviate to each other candidate */
+  int count = explore_step_count(cx->ex);
+  StepRecord *steps = xrealloc(NULL, (size_t)(count ? count : 1) * sizeof *steps);
+  memcpy(steps, explore_step(cx->ex, 0), (size_t)count * sizeof *steps);
+  int total = count ? steps[count - 1].first + steps[count - 1].count : 0;
+  int *keys = xrealloc(NULL, (size_t)(total ? total : 1) * sizeof *keys);
+  if (total) memcpy(keys, explore_step_candidates(cx->ex, &steps[0]), (size_t)total * sizeof *keys);
+  Schedule child = {0};
+  for (int i = 0; i < count && !d->stop; i++) {
+    if (steps[i].step <= after) continue;
+    if (left == 1) d->more = true;
+    for (int c = 1; c < steps[i].count && !d->stop; c++) {
+      schedule_copy(&child, prefix);
+      child.devs = xrealloc(child.devs, (size_t)(child.dev_count + 1) * sizeof *child.devs);
+      child.devs[child.dev_count++] = (Deviation){steps[i].step, steps[i].time, keys[steps[i].first + c],
+                                                  keys[steps[i].first], steps[i].point};
+      delay_level(d, &child, steps[i].step, left - 1);
+    }
+  }
+  schedule_free(&child);
+  free(steps);
+  free(keys);
+}
+
+static void delay_sweep(Context *cx, Sweep *s) {
+  const ExploreOptions *o = cx->options;
+  Delay d = {cx, s, 0, false, false, {0}};
+  Schedule none = {0};
+  for (int bound = 0; !d.stop && (o->preemptions < 0 || bound <= o->preemptions); bound++) {
+    s->bound = bound;
+    d.more = bound == 0;
+    delay_level(&d, &none, 0, bound);
+    if (!d.more) { /* no schedule of the last bound had a step to deviate at */
+      s->exhausted = !d.stop;
+      break;
+    }
+  }
+  if (!d.stop && o->preemptions >= 0) s->exhausted = true;
+  explore_record_steps(cx->ex, false);
+  schedule_free(&d.found);
+}
+
 /* ---- a failing class: found again, shrunk, written ---- */
 
 #define MAX_SHRUNK_CLASSES 8
@@ -717,12 +799,14 @@ static void print_header(const Context *cx, const Sweep *s) {
          explore_program_name(cx->vm), strategy_name(o->strategy));
   if (o->strategy == EXPLORE_PCT) printf(" (depth %d, k %d)", o->depth, cx->estimate);
   if (is_dfs(o)) {
-    printf(" (iterative preemption bounding");
+    bool delay = o->strategy == EXPLORE_DELAY;
+    const char *what = delay ? "deviation" : "preemption";
+    printf(" (iterative %s bounding", delay ? "delay" : "preemption");
     if (o->preemptions >= 0) printf(" to %d", o->preemptions);
     printf("%s)\n", o->strategy == EXPLORE_DFS ? ", no pruning" : "");
     if (s->exhausted && o->preemptions >= 0)
-      printf("every schedule within %d preemption%s was explored", o->preemptions, o->preemptions == 1 ? "" : "s");
-    else if (s->exhausted) printf("every schedule was explored (%d preemption%s at most)", s->bound - 1,
+      printf("every schedule within %d %s%s was explored", o->preemptions, what, o->preemptions == 1 ? "" : "s");
+    else if (s->exhausted) printf("every schedule was explored (%d %s%s at most)", s->bound - 1, what,
                                   s->bound - 1 == 1 ? "" : "s");
     else printf("stopped at --explore %" PRIu64 " in bound %d, before the space was exhausted", o->count, s->bound);
     if (s->abandoned) printf("; %" PRIu64 " run%s abandoned as equivalent to explored ones", s->abandoned,
@@ -934,7 +1018,8 @@ int explore_command(VM *vm, const ExploreOptions *options) {
   bool ok = true;
   if (is_dfs(options)) {
     vm->config.seed = options->seed_given ? options->first_seed : 0;
-    dfs_sweep(c, &s);
+    if (options->strategy == EXPLORE_DELAY) delay_sweep(c, &s);
+    else dfs_sweep(c, &s);
   } else {
     uint64_t size = shard_size(options);
     if (options->jobs > 1 && size > CHUNK) {

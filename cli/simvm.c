@@ -74,13 +74,14 @@ static const char usage_text[] =
     "                     failing class is shrunk and written as a schedule file,\n"
     "                     the first shown as a trace (exit 0: all passed, 1: one\n"
     "                     failed)\n"
-    "  --strategy S       pct (the default), random, or exhaustive: depth-first,\n"
+    "  --strategy S       pct (the default), random, exhaustive: depth-first,\n"
     "                     bound after bound of preemptions, pruned with sleep sets\n"
-    "                     (dfs: the same unpruned, for comparison)\n"
+    "                     (dfs: the same unpruned, for comparison), or delay:\n"
+    "                     every schedule of 0, 1, 2 ... deviations, early ones first\n"
     "  --seed N           one schedule, seed N's of the strategy (its random(n)\n"
     "                     numbers too); with --explore, the first seed (default 1)\n"
     "  --depth D          pct's bug depth: D - 1 priority changes (default 3)\n"
-    "  --preemptions K    exhaustive's last bound (default: none)\n"
+    "  --preemptions K    exhaustive's last bound, or delay's (default: none)\n"
     "  --jitter P%        durations of delay, timeout and registerDelay become\n"
     "                     choices within P% of their own (10%, 2.5%)\n"
     "  --jobs J           run the schedules in J processes (same results)\n"
@@ -429,9 +430,9 @@ int main(int argc, char **argv) {
       if (!parse_count(argv[i], &seed)) return usage_error("--seed needs a whole number, not '%s'", argv[i]);
       seed_given = true;
     } else if (strcmp(arg, "--strategy") == 0) {
-      if (++i == argc) return usage_error("%s needs a strategy (pct, random or exhaustive)", arg);
+      if (++i == argc) return usage_error("%s needs a strategy (pct, random, exhaustive or delay)", arg);
       if (!explore_parse_strategy(argv[i], &explore.strategy))
-        return usage_error("--strategy takes pct, random or exhaustive (or dfs, unpruned), not '%s'", argv[i]);
+        return usage_error("--strategy takes pct, random, exhaustive or delay (or dfs, unpruned), not '%s'", argv[i]);
       strategy_given = true;
     } else if (strcmp(arg, "--depth") == 0) {
       uint64_t n;
@@ -508,7 +509,8 @@ int main(int argc, char **argv) {
   if (i == argc) return usage_error("%s", "no script given");
   const char *path = argv[i++];
   /* which options go together */
-  bool dfs = explore.strategy == EXPLORE_EXHAUSTIVE || explore.strategy == EXPLORE_DFS;
+  bool dfs = explore.strategy == EXPLORE_EXHAUSTIVE || explore.strategy == EXPLORE_DFS ||
+             explore.strategy == EXPLORE_DELAY;
   if (explore.count) {
     if (replay_path) return usage_error("%s", "--replay runs one schedule: it cannot be combined with --explore");
     if (repeat || config.profile || trace_json_path || timeline_path || print_result)

@@ -297,6 +297,8 @@ devs=$(sed -n 's/^1\. .*, has \([0-9]*\) deviation.*/\1/p' "$tmp/out")
 [ "$(grep -c '^step ' "$tmp/raw.schedule")" = "$devs" ] && ok || fail "--schedule-out" "raw.schedule lacks its $devs deviations"
 golden_run "--depth 2, --seed 50" 1 depth.out "$simvm" --explore 30 --depth 2 --seed 50 -q dining.sim
 golden_run "exhaustive example" 1 exhaustive.out "$simvm" --explore 1000 --strategy exhaustive dining.sim
+golden_run "delay bounding" 1 delay.out "$simvm" --explore 1000 --strategy delay -q dining.sim
+golden_run "delay bounding, exhausted" 0 delay_all.out "$simvm" --explore 100000 --strategy delay --preemptions 2 counter.sim
 # a seed that loops stops where --explore stopped it
 run "--seed 6 stops at the exploration's step limit" 5 "$simvm" --seed 6 -q spin.sim &&
   { [ "$(cat "$tmp/err")" = "simvm: step limit reached: at least 1000000 instructions executed (--max-steps)" ] && ok ||
@@ -306,7 +308,7 @@ run "replay --fail-on uncaught" 1 "$simvm" --replay uncaught.schedule uncaught.s
   grep -q '^option --fail-on uncaught$' "$tmp/uncaught.schedule" && ok
 
 # ---- bad input ----
-bad "unknown strategy" 2 "simvm: --strategy takes pct, random or exhaustive (or dfs, unpruned), not 'fair'" \
+bad "unknown strategy" 2 "simvm: --strategy takes pct, random, exhaustive or delay (or dfs, unpruned), not 'fair'" \
   --explore 10 --strategy fair overdraft.sim
 bad "--shard 5/4" 2 "simvm: --shard needs I/N with 1 <= I <= N (the I-th of N slices of the seeds), not '5/4'" \
   --explore 10 --shard 5/4 overdraft.sim

@@ -129,6 +129,11 @@ struct Explorer {
   VM *vm;
   ExploreStrategy strategy;
   bool marking;
+  bool recording;             /* keep every step's candidates (explore_record_steps) */
+  StepRecord *records;
+  int record_count, record_capacity;
+  int *record_keys;           /* the records' candidates, in their order   */
+  int record_key_count, record_key_capacity;
 
   KeyInfo *keys;
   int key_count, key_capacity;
@@ -219,6 +224,8 @@ void explore_free(Explorer *ex) {
   free(ex->change);
   free(ex->replay);
   free(ex->fp.items);
+  free(ex->records);
+  free(ex->record_keys);
   choices_free(&ex->choices);
   free(ex);
 }
@@ -396,6 +403,11 @@ void explore_use_deviation_dfs(Explorer *ex, int bound) {
 
 void explore_mark_deviations(Explorer *ex, bool on) { ex->marking = on; }
 
+void explore_record_steps(Explorer *ex, bool on) { ex->recording = on; }
+int explore_step_count(const Explorer *ex) { return ex->record_count; }
+const StepRecord *explore_step(const Explorer *ex, int i) { return &ex->records[i]; }
+const int *explore_step_candidates(const Explorer *ex, const StepRecord *r) { return ex->record_keys + r->first; }
+
 /* pct's d - 1 change points: distinct steps drawn uniformly from
  * [1, estimate] (Burckhardt et al.'s k1 ... k(d-1)), ascending. */
 static void pct_change_points(Explorer *ex) {
@@ -436,6 +448,7 @@ SimStatus explore_run(Explorer *ex) {
   ex->fp.global = false;
   ex->lowest = (int64_t)1 << 61;
   ex->heap_count = 0;
+  ex->record_count = ex->record_key_count = 0;
   ex->rng = splitmix64_mix(ex->seed ^ SCHEDULE_SALT);
   ex->hash = 0xcbf29ce484222325ull;
   if (ex->strategy == EXPLORE_PCT) pct_change_points(ex);
@@ -649,22 +662,6 @@ static void lower(Explorer *ex, int key) {
   ex->priority[key] = --ex->lowest;
 }
 
-/* pct: the runnable thread of highest priority runs. At each change
- * point the thread that was running drops below every other (Burckhardt
- * et al.); so does a thread that yields, as in Shuttle and Coyote, or a
- * yield loop would keep the highest priority forever. */
-static int pct_choose(Explorer *ex, bool point, ObjThread *previous, int n) {
-  while (ex->change_next < ex->change_count && ex->change[ex->change_next] < ex->steps) ex->change_next++;
-  bool change = ex->change_next < ex->change_count && ex->change[ex->change_next] == ex->steps;
-  if (previous && (change || (!point && previous->state == THREAD_RUNNABLE))) lower(ex, key_of(ex, previous));
-  int best = 0;
-  for (int i = 0; i < n; i++) {
-    touch(ex, ex->cand_key[i]);
-    if (ex->priority[ex->cand_key[i]] > ex->priority[ex->cand_key[best]]) best = i;
-  }
-  return best;
-}
-
 static void set_mismatch(Explorer *ex, int deviation, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void set_mismatch(Explorer *ex, int deviation, const char *fmt, ...) {
   ex->mismatch.mismatch = true;
@@ -874,17 +871,27 @@ static void write_marker(Explorer *ex, ObjThread *chosen, ObjThread *instead) {
   buf_free(&b);
 }
 
-/* Decide among the `n` collected candidates; `previous` is the thread that
- * ran last. The index picked, or -1 to stop the run. */
-static int decide(Explorer *ex, bool point, ObjThread *previous, int n) {
+/* Decide among the `n` collected candidates (every strategy but pct). The
+ * index picked, or -1 to stop the run. */
+static int decide(Explorer *ex, bool point, int n) {
   bool dfs = ex->strategy == EXPLORE_DFS || ex->strategy == EXPLORE_EXHAUSTIVE;
   if (n < 2 && !dfs) return 0;
   if (n >= 2) ex->steps++;
+  if (n >= 2 && ex->recording) {
+    GROW(ex->records, ex->record_count, ex->record_capacity);
+    ex->records[ex->record_count++] = (StepRecord){ex->steps, ex->vm->now, point, ex->record_key_count, n};
+    for (int i = 0; i < n; i++) {
+      GROW(ex->record_keys, ex->record_key_count, ex->record_key_capacity);
+      ex->record_keys[ex->record_key_count++] = cand_key(ex, i);
+    }
+  }
   int k = 0;
   switch (ex->strategy) {
-    case EXPLORE_DEFAULT: break;
+    case EXPLORE_DEFAULT:
+    case EXPLORE_PCT:   /* pct decides in pct_decide */
+    case EXPLORE_DELAY: /* api/explore.c's: it runs replays */
+      break;
     case EXPLORE_RANDOM: k = (int)splitmix64_below(&ex->rng, (uint64_t)n); break;
-    case EXPLORE_PCT: k = pct_choose(ex, point, previous, n); break;
     case EXPLORE_REPLAY: k = replay_choose(ex, n); break;
     case EXPLORE_DFS:
     case EXPLORE_EXHAUSTIVE: k = dfs_choose(ex, point, n); break;
@@ -902,9 +909,12 @@ static int decide(Explorer *ex, bool point, ObjThread *previous, int n) {
   return k;
 }
 
-/* pct without collecting the candidates: `first` (the running thread at a
- * point, else the head just taken off the queue) against the heap's best.
- * The thread to run. */
+/* pct (Burckhardt et al.), without collecting the candidates: the runnable
+ * thread of highest priority runs, `first` (the running thread at a point,
+ * else the head just taken off the queue) against the heap's best. At each
+ * change point the thread that was running drops below every other; so
+ * does a thread that yields, as in Shuttle and Coyote, or a yield loop
+ * would keep the highest priority forever. The thread to run. */
 static ObjThread *pct_decide(Explorer *ex, bool point, ObjThread *previous, ObjThread *first) {
   ObjThread *best = pct_heap_best(ex, first);
   if (!best) return first;  /* a single candidate: no step */
@@ -975,7 +985,7 @@ bool explore_point(VM *vm, ObjThread *thread, Obj *object, bool write) {
     return true;
   }
   int n = collect(ex, thread);
-  int k = decide(ex, true, thread, n);
+  int k = decide(ex, true, n);
   if (k == 0) return false;
   queue_push_front(vm, thread);
   if (k > 0) {
@@ -1010,7 +1020,7 @@ ObjThread *explore_pick(VM *vm, ObjThread *head) {
     return chosen;
   }
   int n = collect(ex, head);
-  int k = decide(ex, false, previous, n);
+  int k = decide(ex, false, n);
   if (k < 0) return NULL;
   if (k == 0) return head;
   queue_remove(vm, ex->cand[k]);

@@ -103,6 +103,24 @@ void explore_use_deviation_dfs(Explorer *ex, int bound);
  * space within the bound is exhausted. */
 bool explore_dfs_next(Explorer *ex);
 
+/* A step of a run as recorded (explore_record_steps): its number, time,
+ * whether it was a point in running code, and its candidates' keys (the
+ * default first). */
+typedef struct {
+  int step;
+  int64_t time;
+  bool point;
+  int first;           /* where its candidates start (explore_step_candidates) */
+  int count;           /* candidates, 2 or more                          */
+} StepRecord;
+
+/* Record every step of the runs from now on (delay bounding enumerates
+ * the deviations a run could take, from its steps). */
+void explore_record_steps(Explorer *ex, bool on);
+int explore_step_count(const Explorer *ex);
+const StepRecord *explore_step(const Explorer *ex, int i);
+const int *explore_step_candidates(const Explorer *ex, const StepRecord *r);
+
 /* Write a line into the trace at each deviation, "<- 2 runs here instead
  * of main", when the VM's text trace is on. */
 void explore_mark_deviations(Explorer *ex, bool on);

@@ -30,7 +30,13 @@
  *                                  preempted thread back at the queue's front
  *                                  (sched_enqueue when the ring must grow)
  *                                  and names a deadlock outcome from the
- *                                  scheduler's report (explore.h)
+ *                                  scheduler's report (explore.h); the timers
+ *                                  due at one instant fire in the order it
+ *                                  chooses (explore_order_timers)
+ *   explore.c <-> vm.c             the explorer runs the VM (vm_run); every
+ *                                  thread the run queue takes in, vm.c's
+ *                                  first one too, is told to it
+ *                                  (explore_queued, for pct's heap)
  * tools/layers.sh --cycles lists them from the objects' symbols. */
 #ifndef SIMVM_STATE_H
 #define SIMVM_STATE_H

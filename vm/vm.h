@@ -114,7 +114,9 @@ typedef enum {
   EXPLORE_RANDOM,
   EXPLORE_REPLAY,      /* the deviations given, the default elsewhere     */
   EXPLORE_DFS,         /* depth-first, every choice within the bound      */
-  EXPLORE_EXHAUSTIVE   /* depth-first, pruned with sleep sets             */
+  EXPLORE_EXHAUSTIVE,  /* depth-first, pruned with sleep sets             */
+  EXPLORE_DELAY        /* delay bounding: schedules of 0, 1, 2 ... deviations
+                          replayed, early deviations first (api/explore.c) */
 } ExploreStrategy;
 
 typedef struct Explorer Explorer;
