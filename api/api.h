@@ -7,8 +7,12 @@
  *   bcread.c   reading bytecode files (simc -o's), every prototype verified
  *   bcwrite.c  writing them, and the listing of simc -l
  *   verify.c   the bytecode verifier
- *   explore.c  --explore, --seed and --replay: running, shrinking and
- *              reporting schedules (explore.h; the strategies are vm/explore.c)
+ *   explore.c  --explore, --seed and --replay: sweeps, outcome classes,
+ *              coverage and the report (explore.h; the strategies are
+ *              vm/explore.c, the choices vm/choice.c)
+ *   explore_run.c   quiet runs and their records, the program's hash
+ *   shrink.c   shrinking a failure to its smallest story
+ *   schedule_file.c schedule files: written, read and checked
  *
  * The VM holds the modules' top-level actions (vm->module_inits), since it
  * runs them; what only loading needs lives here, in the Loader the VM
