@@ -522,10 +522,29 @@ static bool parallel_sweep(Context *cx, Sweep *s, uint64_t size) {
  * one, and are not counted again. Stops at --explore N schedules, at
  * --preemptions K's bound, or when a bound adds nothing (the whole space
  * is explored). */
-static void dfs_sweep(Context *cx, Sweep *s) {
+/* What a depth-first sweep's run was: counted, or not. */
+typedef enum { RUN_COUNTED, RUN_ABANDONED, RUN_REPEATED } RunFate;
+
+/* Where a depth-first sweep's runs go: into the sweep, or (a --jobs
+ * process) down a pipe. `r` and `found` only for a counted run. */
+typedef void (*DfsEmit)(Context *cx, Sweep *s, RunFate fate, Record *r, const Schedule *found, int bound, void *user);
+
+static void dfs_take(Context *cx, Sweep *s, RunFate fate, Record *r, const Schedule *found, int bound, void *user) {
+  (void)bound;
+  (void)user;
+  if (fate == RUN_ABANDONED) s->abandoned++;
+  else if (fate == RUN_REPEATED) s->repeated++;
+  else {
+    take_record(cx, s, r, found);
+    show_progress(s, false);
+  }
+}
+
+static void dfs_sweep(Context *cx, Sweep *s, DfsEmit emit, void *user) {
   const ExploreOptions *o = cx->options;
   uint64_t number = 0;
   Schedule found = {0};
+  bool split = o->shards > 1 || o->jobs > 1;
   bool full = false; /* the last bound's search reached no run at its bound */
   for (int bound = 0; !full && (o->preemptions < 0 || bound <= o->preemptions); bound++) {
     s->bound = bound;
@@ -533,28 +552,257 @@ static void dfs_sweep(Context *cx, Sweep *s) {
     bool at_bound = false, more = true;
     while (more) {
       SimStatus status = explore_run(cx->ex);
-      if (explore_abandoned(cx->ex)) {
-        s->abandoned++;
+      if (explore_skipped(cx->ex)) { /* another slice's */
+        explore_captured()->length = 0;
+      } else if (explore_abandoned(cx->ex)) {
+        emit(cx, s, RUN_ABANDONED, NULL, NULL, bound, user);
         explore_captured()->length = 0;
       } else if (explore_preemptions(cx->ex) < bound) {
-        s->repeated++;
+        emit(cx, s, RUN_REPEATED, NULL, NULL, bound, user);
         explore_captured()->length = 0;
       } else {
         at_bound = true;
         Record r = explore_record(cx, ++number, status);
         explore_schedule(cx->ex, &found, true);
-        take_record(cx, s, &r, &found);
-        show_progress(s, false);
+        emit(cx, s, RUN_COUNTED, &r, &found, bound, user);
         if (number >= o->count) break;
       }
       more = explore_dfs_next(cx->ex);
     }
     if (number >= o->count && more) break; /* stopped by --explore N */
-    if (!at_bound && bound > 0) full = true;
+    /* (a slice of a split search cannot tell: another slice may reach the bound) */
+    if (!at_bound && bound > 0 && !split) full = true;
     if (!more && o->preemptions >= 0 && bound == o->preemptions) s->exhausted = true;
   }
   if (full) s->exhausted = true;
   schedule_free(&found);
+}
+
+/* ---- --jobs for a depth-first search: each process a slice of the tree ----
+ * Each process explores its slice (explore_split) and sends each counted
+ * run with its bound and subtree, which order the whole search's runs:
+ * the parent merges the streams in that order and numbers the runs as one
+ * process would. A failing run among its process's first
+ * SHRINK_CANDIDATES of its class comes with its schedule, thread ids
+ * spelt out (keys are each process's own). */
+
+typedef struct {
+  WireRecord w;
+  int32_t bound, unit;
+  uint8_t fate;                /* a RunFate: only a counted run has the rest */
+  uint8_t has_schedule;
+} DfsWire;
+
+static bool put_id(FILE *out, Explorer *ex, int key) {
+  const char *id = key < 0 ? "" : explore_thread_id(ex, key);
+  uint32_t length = (uint32_t)strlen(id);
+  return put(out, &length, sizeof length) && put(out, id, length);
+}
+
+static bool get_id(FILE *in, Explorer *ex, int *key) {
+  uint32_t length;
+  if (!get(in, &length, sizeof length) || length > 4096) return false;
+  char *id = get_text(in, length);
+  if (!id) return false;
+  *key = length ? explore_key_of(ex, id) : -1;
+  free(id);
+  return length == 0 || *key >= 0;
+}
+
+static bool put_schedule(FILE *out, Explorer *ex, const Schedule *sc) {
+  int32_t counts[3] = {sc->dev_count, sc->choice_count, sc->order_count};
+  if (!put(out, counts, sizeof counts)) return false;
+  for (int i = 0; i < sc->dev_count; i++) {
+    Deviation d = sc->devs[i];
+    if (!put(out, &d, sizeof d) || !put_id(out, ex, d.thread) || !put_id(out, ex, d.instead)) return false;
+  }
+  for (int i = 0; i < sc->choice_count; i++) {
+    Choice c = sc->choices[i];
+    if (c.kind == CHOICE_FAULT) return false; /* a search makes no fault fire */
+    if (!put(out, &c, sizeof c) || !put_id(out, ex, c.thread)) return false;
+  }
+  for (int i = 0; i < sc->order_count; i++) {
+    int32_t index = TIMER_NAME_INDEX(sc->orders[i]);
+    if (!put(out, &index, sizeof index) || !put_id(out, ex, TIMER_NAME_KEY(sc->orders[i]))) return false;
+  }
+  return true;
+}
+
+static bool get_schedule(FILE *in, Explorer *ex, Schedule *sc) {
+  int32_t counts[3];
+  if (!get(in, counts, sizeof counts) || counts[0] < 0 || counts[1] < 0 || counts[2] < 0 || counts[0] > 10000000 ||
+      counts[1] > 10000000 || counts[2] > 10000000)
+    return false;
+  sc->devs = xrealloc(sc->devs, (size_t)(counts[0] ? counts[0] : 1) * sizeof *sc->devs);
+  sc->choices = xrealloc(sc->choices, (size_t)(counts[1] ? counts[1] : 1) * sizeof *sc->choices);
+  sc->orders = xrealloc(sc->orders, (size_t)(counts[2] ? counts[2] : 1) * sizeof *sc->orders);
+  sc->dev_count = counts[0];
+  sc->choice_count = counts[1];
+  sc->order_count = counts[2];
+  for (int i = 0; i < sc->dev_count; i++)
+    if (!get(in, &sc->devs[i], sizeof sc->devs[i]) || !get_id(in, ex, &sc->devs[i].thread) ||
+        !get_id(in, ex, &sc->devs[i].instead))
+      return false;
+  for (int i = 0; i < sc->choice_count; i++)
+    if (!get(in, &sc->choices[i], sizeof sc->choices[i]) || !get_id(in, ex, &sc->choices[i].thread)) return false;
+  for (int i = 0; i < sc->order_count; i++) {
+    int32_t index;
+    int key;
+    if (!get(in, &index, sizeof index) || !get_id(in, ex, &key)) return false;
+    sc->orders[i] = TIMER_NAME(key, index);
+  }
+  return true;
+}
+
+typedef struct {
+  FILE *out;
+  Classes classes;             /* this process's, to know its first runs of each class */
+} DfsChild;
+
+static void dfs_send(Context *cx, Sweep *s, RunFate fate, Record *r, const Schedule *found, int bound, void *user) {
+  (void)s;
+  DfsChild *child = user;
+  if (fate != RUN_COUNTED) { /* sent too, so that the parent counts those of the first N schedules only */
+    DfsWire d = {{.id = 0}, bound, explore_run_unit(cx->ex), (uint8_t)fate, 0};
+    if (!put(child->out, &d, sizeof d)) _exit(1);
+    return;
+  }
+  bool added;
+  int c = classes_add(&child->classes, r, &added);
+  Class *class = &child->classes.items[c];
+  bool send = r->failure && class->candidates < SHRINK_CANDIDATES;
+  if (send) class->candidates++;
+  DfsWire d = {{r->id, r->hash, r->failure, (uint8_t)explore_kind_index(r->kind), r->steps, r->deviations,
+                r->preemptions, (uint32_t)strlen(r->where), (uint32_t)strlen(r->description)},
+               bound, explore_run_unit(cx->ex), RUN_COUNTED, send};
+  if (!put(child->out, &d, sizeof d) || !put(child->out, r->where, d.w.where_length) ||
+      !put(child->out, r->description, d.w.length) || (send && !put_schedule(child->out, cx->ex, found)))
+    _exit(1);
+  record_free(r);
+}
+
+/* One process's stream: its next run, read ahead. */
+typedef struct {
+  FILE *in;
+  bool has, ended;
+  DfsWire d;
+  char *where, *text;
+  Schedule schedule;
+} DfsStream;
+
+static bool stream_next(Context *cx, DfsStream *st) {
+  st->has = false;
+  if (st->ended) return true;
+  if (!get(st->in, &st->d, sizeof st->d)) return false;
+  if (st->d.w.id == CHILD_END) {
+    st->ended = true;
+    return true;
+  }
+  st->has = true;
+  if (st->d.fate != RUN_COUNTED) return true;
+  st->where = get_text(st->in, st->d.w.where_length);
+  st->text = st->where ? get_text(st->in, st->d.w.length) : NULL;
+  if (!st->text) return false;
+  return !st->d.has_schedule || get_schedule(st->in, cx->ex, &st->schedule);
+}
+
+static bool parallel_dfs(Context *cx, Sweep *s) {
+  const ExploreOptions *o = cx->options;
+  int jobs = o->jobs;
+  DfsStream *streams = calloc((size_t)jobs, sizeof *streams);
+  pid_t *pids = calloc((size_t)jobs, sizeof *pids);
+  if (!streams || !pids) xrealloc(NULL, SIZE_MAX);
+  fflush(stdout);
+  fflush(stderr);
+  int slices = (int)o->shards * jobs, first = (int)(o->shard - 1) * jobs;
+  for (int j = 0; j < jobs; j++) {
+    int fds[2];
+    if (pipe(fds) != 0 || (pids[j] = fork()) < 0) {
+      fprintf(stderr, "simvm: cannot start --jobs: %s\n", strerror(errno));
+      return false;
+    }
+    if (pids[j] == 0) {
+      close(fds[0]);
+      for (int k = 0; k < j; k++) fclose(streams[k].in);
+      DfsChild child = {fdopen(fds[1], "w"), {0}};
+      Sweep mine;
+      memset(&mine, 0, sizeof mine);
+      explore_split(cx->ex, first + j, slices);
+      dfs_sweep(cx, &mine, dfs_send, &child);
+      int32_t tail[2] = {mine.exhausted, mine.bound};
+      DfsWire end = {{.id = CHILD_END}, 0, 0, 0, 0};
+      if (!put(child.out, &end, sizeof end) || !put(child.out, tail, sizeof tail)) _exit(1);
+      /* its choices' totals, as a seed sweep's child sends them */
+      const ChoiceLog *log = explore_choices(cx->ex);
+      WireRecord totals = {.id = CHILD_END, .length = (uint32_t)log->fault_count};
+      if (!put(child.out, &totals, sizeof totals) || !put(child.out, log->totals, sizeof log->totals) ||
+          !put(child.out, log->changed, sizeof log->changed))
+        _exit(1);
+      for (int i = 0; i < log->fault_count; i++) {
+        uint32_t length = (uint32_t)strlen(log->faults[i].name);
+        if (!put(child.out, &length, sizeof length) || !put(child.out, log->faults[i].name, length) ||
+            !put(child.out, &log->faults[i].reached, sizeof(uint64_t)) ||
+            !put(child.out, &log->faults[i].fired, sizeof(uint64_t)))
+          _exit(1);
+      }
+      if (fflush(child.out) != 0) _exit(1);
+      _exit(0);
+    }
+    close(fds[1]);
+    streams[j].in = fdopen(fds[0], "r");
+  }
+  bool ok = true;
+  for (int j = 0; j < jobs && ok; j++) ok = stream_next(cx, &streams[j]);
+  uint64_t number = 0;
+  bool truncated = false;
+  while (ok) {
+    /* the next run of the whole search: the least (bound, subtree) */
+    int best = -1;
+    for (int j = 0; j < jobs; j++) {
+      if (!streams[j].has) continue;
+      if (best < 0 || streams[j].d.bound < streams[best].d.bound ||
+          (streams[j].d.bound == streams[best].d.bound && streams[j].d.unit < streams[best].d.unit))
+        best = j;
+    }
+    if (best < 0) break;
+    DfsStream *st = &streams[best];
+    if (st->d.fate != RUN_COUNTED) {
+      if (number >= o->count) truncated = true;
+      else if (st->d.fate == RUN_ABANDONED) s->abandoned++;
+      else s->repeated++;
+    } else if (number < o->count) {
+      Record r = {++number, st->d.w.failure, explore_kinds[st->d.w.kind < 7 ? st->d.w.kind : 0], st->text,
+                  st->where, st->d.w.steps, st->d.w.deviations, st->d.w.preemptions, st->d.w.hash};
+      if (st->d.bound > s->bound) s->bound = st->d.bound;
+      take_record(cx, s, &r, st->d.has_schedule ? &st->schedule : NULL);
+      show_progress(s, false);
+    } else {
+      truncated = true;
+      free(st->text);
+      free(st->where);
+    }
+    ok = stream_next(cx, st);
+  }
+  bool exhausted = !truncated;
+  for (int j = 0; j < jobs && ok; j++) {
+    int32_t tail[2];
+    ok = get(streams[j].in, tail, sizeof tail);
+    if (!ok) break;
+    exhausted = exhausted && tail[0];
+    if (exhausted && tail[1] > s->bound) s->bound = tail[1];
+    ok = read_totals(streams[j].in, s);
+  }
+  s->exhausted = exhausted;
+  for (int j = 0; j < jobs; j++) {
+    fclose(streams[j].in);
+    schedule_free(&streams[j].schedule);
+    int wstatus;
+    if (waitpid(pids[j], &wstatus, 0) < 0 || !WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) ok = false;
+  }
+  if (!ok) fprintf(stderr, "simvm: a --jobs process failed\n");
+  free(streams);
+  free(pids);
+  return ok;
 }
 
 /* ---- delay bounding ---- */
@@ -947,8 +1195,9 @@ static void json_summary(const Context *cx, const Sweep *s, double seconds, cons
   buf_printf(&out, ", \"strategy\": \"%s\"", strategy_name(o->strategy));
   if (o->strategy == EXPLORE_PCT) buf_printf(&out, ", \"depth\": %d", o->depth);
   if (is_dfs(o))
-    buf_printf(&out, ", \"preemptions\": %d, \"exhausted\": %s, \"abandoned\": %" PRIu64, o->preemptions,
-               s->exhausted ? "true" : "false", s->abandoned);
+    buf_printf(&out, ", \"preemptions\": %d, \"exhausted\": %s, \"abandoned\": %" PRIu64 ", \"shard\": %" PRIu64
+                     ", \"shards\": %" PRIu64,
+               o->preemptions, s->exhausted ? "true" : "false", s->abandoned, o->shard, o->shards);
   else
     buf_printf(&out, ", \"first_seed\": %" PRIu64 ", \"last_seed\": %" PRIu64 ", \"shard\": %" PRIu64
                      ", \"shards\": %" PRIu64,
@@ -1018,8 +1267,14 @@ int explore_command(VM *vm, const ExploreOptions *options) {
   bool ok = true;
   if (is_dfs(options)) {
     vm->config.seed = options->seed_given ? options->first_seed : 0;
-    if (options->strategy == EXPLORE_DELAY) delay_sweep(c, &s);
-    else dfs_sweep(c, &s);
+    if (options->strategy == EXPLORE_DELAY) {
+      delay_sweep(c, &s);
+    } else if (options->jobs > 1) {
+      ok = parallel_dfs(c, &s);
+    } else {
+      if (options->shards > 1) explore_split(cx.ex, (int)options->shard - 1, (int)options->shards);
+      dfs_sweep(c, &s, dfs_take, NULL);
+    }
   } else {
     uint64_t size = shard_size(options);
     if (options->jobs > 1 && size > CHUNK) {
@@ -1032,7 +1287,8 @@ int explore_command(VM *vm, const ExploreOptions *options) {
       }
     }
   }
-  if (!(options->jobs > 1 && !is_dfs(options) && shard_size(options) > CHUNK)) coverage_add(&s.coverage, explore_choices(cx.ex));
+  bool in_processes = options->jobs > 1 && (is_dfs(options) ? options->strategy != EXPLORE_DELAY : shard_size(options) > CHUNK);
+  if (!in_processes) coverage_add(&s.coverage, explore_choices(cx.ex));
   show_progress(&s, true);
   if (!ok) {
     explore_free(cx.ex);

@@ -84,8 +84,10 @@ static const char usage_text[] =
     "  --preemptions K    exhaustive's last bound, or delay's (default: none)\n"
     "  --jitter P%        durations of delay, timeout and registerDelay become\n"
     "                     choices within P% of their own (10%, 2.5%)\n"
-    "  --jobs J           run the schedules in J processes (same results)\n"
-    "  --shard I/N        run the I-th of N slices of the seeds\n"
+    "  --jobs J           run the schedules in J processes (same results; an\n"
+    "                     exhaustive search needs --preemptions K)\n"
+    "  --shard I/N        run the I-th of N slices of the seeds (or of an\n"
+    "                     exhaustive search's tree)\n"
     "  --json             a JSON line per schedule and a summary line\n"
     "  --schedule-out F   write the failing schedule to F (default NAME.schedule)\n"
     "  --no-shrink        report the failing schedule as found\n"
@@ -516,9 +518,12 @@ int main(int argc, char **argv) {
     if (repeat || config.profile || trace_json_path || timeline_path || print_result)
       return usage_error("%s", "--explore reports on its own: --repeat, --profile..., --trace-json, --timeline and "
                                "--result go with single runs (--seed, --replay)");
-    if (dfs && (explore.jobs > 1 || explore.shards > 1))
-      return usage_error("%s", "--jobs and --shard split the seeds of pct and random; exhaustive search runs in one "
-                               "process");
+    if (explore.strategy == EXPLORE_DELAY && (explore.jobs > 1 || explore.shards > 1))
+      return usage_error("%s", "--jobs and --shard split seeds or the exhaustive search's tree; delay bounding runs "
+                               "in one process");
+    if (dfs && (explore.jobs > 1 || explore.shards > 1) && explore.preemptions < 0)
+      return usage_error("%s", "--jobs and --shard split an exhaustive search bound by bound: give its last bound, "
+                               "--preemptions K");
     if (seed_given) explore.first_seed = seed;
     explore.seed_given = seed_given;
   } else {

@@ -262,6 +262,28 @@ grep -v '"shard": 2,' "$tmp/shards" >"$tmp/three.jsonl"
 run "--shard 2/4 report" 1 "$simvm" --explore 2000 --shard 2/4 -q --schedule-out shard.schedule lost_update.sim &&
   golden "--shard 2/4 report" shard.out
 
+# exhaustive search split: --jobs gives what one process gives, stopped
+# by --explore N or not, and the shards' schedules add up to the whole
+for n in 300 100000; do
+  run "exhaustive --jobs 1, $n" 1 "$simvm" --explore $n --strategy exhaustive --preemptions 2 --json \
+    --schedule-out ex.schedule dining.sim && strip_wall "$tmp/out" >"$tmp/ex1" && mv "$tmp/ex.schedule" "$tmp/ex1.schedule"
+  run "exhaustive --jobs 3, $n" 1 "$simvm" --explore $n --strategy exhaustive --preemptions 2 --jobs 3 --json \
+    --schedule-out ex.schedule dining.sim && strip_wall "$tmp/out" >"$tmp/ex3" && mv "$tmp/ex.schedule" "$tmp/ex3.schedule"
+  same "exhaustive --jobs 3 gives what --jobs 1 gives ($n)" "$tmp/ex1" "$tmp/ex3"
+  same "exhaustive --jobs 3 writes the same schedule ($n)" "$tmp/ex1.schedule" "$tmp/ex3.schedule"
+done
+: >"$tmp/exshards"
+for i in 1 2 3; do # a shard fails or not, as its slice has it
+  (cd "$tmp" && "$simvm" --explore 100000 --strategy exhaustive --preemptions 2 --shard "$i/3" --json --no-shrink \
+     --schedule-out /dev/null dining.sim >>"$tmp/exshards")
+done
+grep -v '^{"summary"' "$tmp/exshards" | sed 's/^{"schedule": [0-9]*, //' | LC_ALL=C sort >"$tmp/exshard_runs"
+grep -v '^{"summary"' "$tmp/ex1" | sed 's/^{"schedule": [0-9]*, //' | LC_ALL=C sort >"$tmp/exwhole_runs"
+same "exhaustive --shard 1/3..3/3: the runs of the whole" "$tmp/exwhole_runs" "$tmp/exshard_runs"
+abandoned=$(grep '^{"summary"' "$tmp/exshards" | jq -s 'map(.summary.abandoned) | add')
+[ "$abandoned" = "$(grep '^{"summary"' "$tmp/ex1" | jq '.summary.abandoned')" ] && ok ||
+  fail "exhaustive --shard: abandoned runs" "$abandoned in all, not the whole's"
+
 # ---- the progress line: on a terminal only ----
 if command -v script >/dev/null 2>&1; then
   (cd "$tmp" && SHELL=/bin/sh script -qec "'$simvm' --explore 20000 -q --schedule-out p.schedule overdraft.sim" /dev/null >"$tmp/tty" 2>&1)
@@ -318,8 +340,10 @@ bad "seed not a number" 2 "simvm: --seed needs a whole number, not 'seven'" --se
 bad "negative seed" 2 "simvm: --seed needs a whole number, not '-1'" --seed -1 overdraft.sim
 bad "--explore 0" 2 "simvm: --explore needs a positive whole number of schedules, not '0'" --explore 0 overdraft.sim
 bad "--json alone" 2 "simvm: --json needs --explore" --json overdraft.sim
-bad "--jobs exhaustive" 2 "simvm: --jobs and --shard split the seeds of pct and random; exhaustive search runs in one process" \
+bad "--jobs exhaustive, unbounded" 2 "simvm: --jobs and --shard split an exhaustive search bound by bound: give its last bound, --preemptions K" \
   --explore 10 --strategy exhaustive --jobs 2 overdraft.sim
+bad "--shard delay" 2 "simvm: --jobs and --shard split seeds or the exhaustive search's tree; delay bounding runs in one process" \
+  --explore 10 --strategy delay --shard 1/2 overdraft.sim
 bad "--explore --replay" 2 "simvm: --replay runs one schedule: it cannot be combined with --explore" \
   --explore 10 --replay overdraft.schedule overdraft.sim
 bad "--explore --profile" 2 "simvm: --explore reports on its own: --repeat, --profile..., --trace-json, --timeline and --result go with single runs (--seed, --replay)" \

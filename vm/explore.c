@@ -95,6 +95,8 @@ typedef struct {
   int sleep_count;
   int chosen;
   int spent;          /* of the bound, on the path before this node      */
+  int branching;      /* nodes of two or more candidates before it       */
+  int unit;           /* a split search's subtree rooted here, or -1     */
 } Node;
 
 static void node_free(Node *node) {
@@ -185,6 +187,12 @@ struct Explorer {
   bool count_deviations;      /* the bound is on deviations, not preemptions */
   Node *stack;
   int stack_count, stack_capacity;
+  /* a split search (explore_split): this process's slice of the tree */
+  int split_index, split_count, split_depth;
+  bool split_active;          /* the search set up last is the split one    */
+  int unit_counter;           /* subtrees and short runs met so far, in order */
+  int run_unit;               /* the run's subtree, or -1                   */
+  bool skipped;               /* the run is another slice's                 */
   int at;                     /* the next node's index in this run          */
   int open;                   /* the node whose chosen transition runs, or -1 */
   Footprint fp;               /* what that transition touched so far         */
@@ -349,6 +357,7 @@ uint64_t explore_object_id(VM *vm) {
 
 static void use(Explorer *ex, ExploreStrategy strategy) {
   ex->strategy = strategy;
+  ex->split_active = false;
   stack_truncate(ex, 0);
   choices_use_default(&ex->choices);
 }
@@ -387,8 +396,20 @@ void explore_pin(Explorer *ex, const Schedule *schedule, bool strict) {
   choices_use_pins(&ex->choices, schedule->choices, schedule->choice_count, schedule->orders, strict);
 }
 
+void explore_split(Explorer *ex, int index, int count) {
+  ex->split_index = index;
+  ex->split_count = count;
+  /* enough branching nodes above the subtrees that there are many more
+   * subtrees than slices: 6 + log2(count) */
+  int depth = 6;
+  for (int n = 1; n < count; n *= 2) depth++;
+  ex->split_depth = depth;
+}
+
 void explore_use_dfs(Explorer *ex, int bound, bool pruned) {
   use(ex, pruned ? EXPLORE_EXHAUSTIVE : EXPLORE_DFS);
+  ex->unit_counter = 0;
+  ex->split_active = ex->split_count > 1; /* not shrinking's searches */
   ex->bound = bound;
   ex->pruned = pruned;
   ex->count_deviations = false;
@@ -449,6 +470,8 @@ SimStatus explore_run(Explorer *ex) {
   ex->lowest = (int64_t)1 << 61;
   ex->heap_count = 0;
   ex->record_count = ex->record_key_count = 0;
+  ex->run_unit = -1;
+  ex->skipped = false;
   ex->rng = splitmix64_mix(ex->seed ^ SCHEDULE_SALT);
   ex->hash = 0xcbf29ce484222325ull;
   if (ex->strategy == EXPLORE_PCT) pct_change_points(ex);
@@ -457,6 +480,11 @@ SimStatus explore_run(Explorer *ex) {
   SimStatus status = vm_run(vm);
   vm->explore = NULL;
   choices_end_run(&ex->choices);
+  if (ex->split_active && !ex->skipped && ex->run_unit < 0) {
+    /* a run that ended (or was abandoned) above the subtrees: one slice's */
+    ex->run_unit = ex->unit_counter++;
+    if (ex->run_unit % ex->split_count != ex->split_index) ex->skipped = true;
+  }
   if (!ex->mismatch.mismatch && !ex->abandoned && ex->choices.mismatch) choice_mismatch(ex);
   if (ex->open >= 0 && ex->open < ex->stack_count) {
     /* the run ended in this transition: it commutes with nothing */
@@ -476,7 +504,9 @@ SimStatus explore_run(Explorer *ex) {
   return status;
 }
 
-bool explore_abandoned(const Explorer *ex) { return ex->abandoned; }
+bool explore_abandoned(const Explorer *ex) { return ex->abandoned && !ex->skipped; }
+bool explore_skipped(const Explorer *ex) { return ex->skipped; }
+int explore_run_unit(const Explorer *ex) { return ex->run_unit; }
 int explore_steps(const Explorer *ex) { return ex->steps; }
 int explore_deviation_count(const Explorer *ex) { return ex->dev_count; }
 const Deviation *explore_deviations(const Explorer *ex) { return ex->devs; }
@@ -820,10 +850,24 @@ static int dfs_choose(Explorer *ex, bool point, int n) {
     node->fps = calloc((size_t)n, sizeof *node->fps);
     if (!node->done || !node->ended_point || !node->fps) xrealloc(NULL, SIZE_MAX);
     for (int i = 0; i < n; i++) node->cand[i] = ex->cand_key[i];
+    node->unit = -1;
     if (at > 0) {
       Node *parent = &ex->stack[at - 1];
       node->spent = parent->spent + spend(ex, parent, parent->chosen);
+      node->branching = parent->branching + (parent->count >= 2);
       if (ex->pruned) inherit_sleep(parent, node);
+    }
+    if (ex->split_active && n >= 2 && node->branching == ex->split_depth) {
+      /* the root of a subtree: in every slice the same one, numbered in the
+       * same order, since everything above is explored alike */
+      node->unit = ex->unit_counter++;
+      ex->run_unit = node->unit; /* also when the run is abandoned right here */
+      if (node->unit % ex->split_count != ex->split_index) {
+        node_free(node);
+        ex->stack_count--;
+        ex->skipped = true;
+        return -1;
+      }
     }
     node->chosen = choosable(ex, node);
     if (node->chosen < 0) { /* every choice is asleep or over the bound */
@@ -832,6 +876,7 @@ static int dfs_choose(Explorer *ex, bool point, int n) {
       return -1;
     }
   }
+  if (node->unit >= 0) ex->run_unit = node->unit;
   ex->open = at;
   return node->chosen;
 }

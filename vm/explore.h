@@ -102,6 +102,15 @@ void explore_use_deviation_dfs(Explorer *ex, int bound);
 /* After a run: move to the next unexplored schedule; false when the
  * space within the bound is exhausted. */
 bool explore_dfs_next(Explorer *ex);
+/* Split the depth-first search (from its next explore_use_dfs) into
+ * `count` slices and keep slice `index` (from 0): the tree's subtrees
+ * below a few branching nodes are numbered in the order the search meets
+ * them, the same in every slice, and a slice runs those whose number is
+ * its index modulo count; a run that ends above them is one subtree too.
+ * Every slice explores the nodes above the subtrees alike, so each
+ * subtree's sleep sets are what one search would give it: the slices'
+ * schedules together are the whole search's. */
+void explore_split(Explorer *ex, int index, int count);
 
 /* A step of a run as recorded (explore_record_steps): its number, time,
  * whether it was a point in running code, and its candidates' keys (the
@@ -131,6 +140,11 @@ void explore_mark_deviations(Explorer *ex, bool on);
 /* The run was abandoned: every choice left was equivalent to one explored
  * (sleep sets) or over the preemption bound; it has no outcome. */
 bool explore_abandoned(const Explorer *ex);
+/* The run belongs to another slice of a split search: it is not counted. */
+bool explore_skipped(const Explorer *ex);
+/* The run's subtree in a split search (its order in the whole search), or
+ * -1. */
+int explore_run_unit(const Explorer *ex);
 int explore_steps(const Explorer *ex);
 int explore_deviation_count(const Explorer *ex);
 const Deviation *explore_deviations(const Explorer *ex);
