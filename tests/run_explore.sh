@@ -163,6 +163,14 @@ for cmd in "$switch" "$simvm -O0" "$simvm --actions=reified"; do
   run "choices: replay $cmd" 0 $cmd --replay pinned.schedule --trace choices.sim && same "choices: replay $cmd" \
     "$want/choices.out" "$tmp/out"
 done
+# the timeline marks each of them, and orders every instant's events
+run "choices: --timeline" 0 "$simvm" --replay pinned.schedule --timeline choices.json choices.sim &&
+  { [ "$(grep -c '"name": "<- choice"' "$tmp/choices.json")" = 8 ] &&
+    grep -q '"name": "<- choice", "args": {"seq": [0-9]*, "order": [0-9]*, "detail": "fault \\"drop\\" fired"}' "$tmp/choices.json" &&
+    ok || fail "choices: --timeline" "$(grep -c '<- choice' "$tmp/choices.json") choice marks"; }
+run "overdraft: replay --timeline" 1 "$simvm" --replay overdraft.schedule --timeline od.json overdraft.sim &&
+  { grep -q '"name": "<- deviation", "args": {"seq": [0-9]*, "order": [0-9]*, "detail": "2 runs here instead of 1 (alice)"}' "$tmp/od.json" &&
+    ok || fail "overdraft: replay --timeline" "no deviation mark"; }
 # a choice the program never makes, or makes otherwise: the replay stops there
 pinned never.schedule 'random 1#1 = 0 of 6'
 bad "a choice never made" 3 "simvm: never.schedule no longer matches choices.sim: it stopped matching at 'random 1#1 = 0 of 6': the run ended without making that choice" \

@@ -176,6 +176,9 @@ void event_detail(VM *vm, const Event *event, Buffer *out) {
       }
       break;
     }
+    case EV_MARK:
+      buf_append(out, event->text, event->length);
+      break;
     case EV_EXIT:
     case EV_YIELD:
     case EV_THREAD_START:

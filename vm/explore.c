@@ -897,23 +897,39 @@ bool explore_dfs_next(Explorer *ex) {
 
 /* ---- decisions ---- */
 
-static void write_marker(Explorer *ex, ObjThread *chosen, ObjThread *instead) {
+/* A deviation or choice off its default, `text` ("2 runs here instead of
+ * 1"): a line of the text trace ("<- ..."), and an event for the sinks
+ * that draw (the timeline marks it on `thread`'s track). `named`: the
+ * text trace names `thread` in its thread column, else shows "-". Only in
+ * runs that mark (--seed, --replay, the report). */
+static void mark(Explorer *ex, ObjThread *thread, bool named, const char *text) {
   VM *vm = ex->vm;
-  if (!ex->marking || !vm->config.trace || !vm->config.write_trace) return;
-  Buffer line, when, a, b;
+  if (!ex->marking) return;
+  vm_event(vm, .kind = EV_MARK, .thread = thread, .text = text, .length = strlen(text));
+  if (!vm->config.trace || !vm->config.write_trace) return;
+  Buffer line, when, who;
   buf_init(&line);
   buf_init(&when);
-  buf_init(&a);
-  buf_init(&b);
+  buf_init(&who);
   duration_show(&when, vm->now);
-  thread_name(&a, chosen);
-  thread_name(&b, instead);
-  buf_printf(&line, "%10s  %-12s <- %s runs here instead of %s\n", when.data, "-", a.data, b.data);
-  vm->config.write_trace(vm->config.user, line.data, line.length);
+  if (named && thread) thread_name(&who, thread); /* the thread column: who chose, or - */
+  else buf_append(&who, "-", 1);
+  buf_printf(&line, "%10s  %-12s <- %s\n", when.data, who.data, text);
+  vm_write_trace(vm, 0, line.data, line.length);
   buf_free(&line);
   buf_free(&when);
-  buf_free(&a);
-  buf_free(&b);
+  buf_free(&who);
+}
+
+static void write_marker(Explorer *ex, ObjThread *chosen, ObjThread *instead) {
+  if (!ex->marking) return;
+  Buffer text;
+  buf_init(&text);
+  thread_name(&text, chosen);
+  buf_printf(&text, " runs here instead of ");
+  thread_name(&text, instead);
+  mark(ex, chosen, false, text.data);
+  buf_free(&text);
 }
 
 /* Decide among the `n` collected candidates (every strategy but pct). The
@@ -1167,17 +1183,9 @@ static void choice_mismatch(Explorer *ex) {
 /* A line in the trace for a choice that is not the default, where it is
  * made: "<- random(6) = 0 (the stream gave 4)". */
 static void mark_choice(Explorer *ex, ObjThread *thread, const Choice *c) {
-  VM *vm = ex->vm;
-  if (!ex->marking || !vm->config.trace || !vm->config.write_trace) return;
-  if (!choice_differs(c, ex->choices.orders)) return;
-  Buffer line, when, who, what;
-  buf_init(&line);
-  buf_init(&when);
-  buf_init(&who);
+  if (!ex->marking || !choice_differs(c, ex->choices.orders)) return;
+  Buffer what;
   buf_init(&what);
-  duration_show(&when, vm->now);
-  if (thread) thread_name(&who, thread);
-  else buf_append(&who, "-", 1);
   switch ((ChoiceKind)c->kind) {
     case CHOICE_RANDOM:
       buf_printf(&what, "random(%" PRId64 ") = %" PRId64 " (the stream gave %" PRId64 ")", c->hi + 1, c->value,
@@ -1222,11 +1230,9 @@ static void mark_choice(Explorer *ex, ObjThread *thread, const Choice *c) {
       break;
     case CHOICE_KINDS: break;
   }
-  buf_printf(&line, "%10s  %-12s <- %s\n", when.data, who.data, what.data);
-  vm_write_trace(vm, 0, line.data, line.length);
-  buf_free(&line);
-  buf_free(&when);
-  buf_free(&who);
+  /* a timer order concerns no one thread: the timeline draws it on main's track */
+  if (thread) mark(ex, thread, true, what.data);
+  else mark(ex, ex->vm->main_thread, false, what.data);
   buf_free(&what);
 }
 

@@ -19,6 +19,9 @@ typedef struct Timeline {
   Track *tracks;           /* by thread serial */
   int count, capacity;
   Buffer events;           /* ",\n{...}" fragments */
+  uint64_t seq;            /* events so far: each instant's "seq" */
+  int64_t instant_at;      /* the simulated time of the last instant ... */
+  int in_instant;          /* ... and how many came at that time        */
 } Timeline;
 
 static double micros(int64_t ns) { return (double)ns / 1000.0; }
@@ -39,19 +42,37 @@ static void keep_within_cap(VM *vm, Timeline *t, size_t before) {
   buf_truncate(&t->events, before);
 }
 
-/* A traced event as an instant on its thread's track. */
+/* A traced event as an instant on its thread's track. Many events share
+ * one simulated instant, and a viewer draws them at one point in any
+ * order: "seq" numbers every event of the run and "order" its place in its
+ * instant (1, 2 ...), so the order is there to read. An explored run's
+ * mark (a deviation, or a choice off its default) is an instant named
+ * "<- deviation" or "<- choice" on the track of the thread it concerns. */
 static void instant(VM *vm, Timeline *t, const Event *e) {
   if (!e->thread || vm->trace_capped) return;
+  if (vm->now != t->instant_at || !t->seq) {
+    t->instant_at = vm->now;
+    t->in_instant = 0;
+  }
+  t->seq++;
+  t->in_instant++;
   size_t before = t->events.length;
   buf_printf(&t->events, ",\n{\"ph\": \"i\", \"s\": \"t\", \"pid\": 1, \"tid\": %d, \"ts\": %.3f, \"name\": ",
              e->thread->serial, micros(vm->now));
-  buf_append_json(&t->events, event_name(e));
-  buf_append(&t->events, ", \"args\": {\"detail\": ", 21);
-  Buffer detail;
-  buf_init(&detail);
-  event_detail(vm, e, &detail);
-  buf_append_json(&t->events, buf_text(&detail));
-  buf_free(&detail);
+  if (e->kind == EV_MARK)
+    buf_append_json(&t->events, strstr(e->text, " runs here instead of ") ? "<- deviation" : "<- choice");
+  else buf_append_json(&t->events, event_name(e));
+  buf_printf(&t->events, ", \"args\": {\"seq\": %llu, \"order\": %d, \"detail\": ", (unsigned long long)t->seq,
+             t->in_instant);
+  if (e->kind == EV_MARK) {
+    buf_append_json(&t->events, e->text);
+  } else {
+    Buffer detail;
+    buf_init(&detail);
+    event_detail(vm, e, &detail);
+    buf_append_json(&t->events, buf_text(&detail));
+    buf_free(&detail);
+  }
   buf_append(&t->events, "}}", 2);
   keep_within_cap(vm, t, before);
 }

@@ -50,9 +50,10 @@ static int count(const char *haystack, const char *needle) {
   "}},\n{\"ph\": \"M\", \"pid\": 1, \"tid\": " #tid                                                         \
   ", \"name\": \"thread_sort_index\", \"args\": {\"sort_index\": " #tid "}}"
 
-#define INSTANT(tid, ts, name, detail)                                                              \
+/* an instant: its seq in the run and its order in its instant, then its detail */
+#define INSTANT(tid, ts, name, seq, order, detail)                                                  \
   ",\n{\"ph\": \"i\", \"s\": \"t\", \"pid\": 1, \"tid\": " #tid ", \"ts\": " ts ", \"name\": \"" name \
-  "\", \"args\": {\"detail\": \"" detail "\"}}"
+  "\", \"args\": {\"seq\": " #seq ", \"order\": " #order ", \"detail\": \"" detail "\"}}"
 
 #define SLICE(tid, ts, dur, name) \
   ",\n{\"ph\": \"X\", \"pid\": 1, \"tid\": " #tid ", \"ts\": " ts ", \"dur\": " dur ", \"name\": \"" name "\"}"
@@ -74,18 +75,18 @@ static void test_timeline_delays(void **state) {
   assert_runs_with_output(u, delay_program, "w\nm\n");
   char *text = timeline_text(u);
   assert_text_equal(text, HEADER TRACK(0, "\"main\"") TRACK(1, "\"1 (worker)\"")
-                    INSTANT(0, "0.000", "fork", "1")
-                    INSTANT(0, "0.000", "label", "1 \\\"worker\\\"")
-                    INSTANT(0, "0.000", "delay", "3ms")
-                    INSTANT(1, "0.000", "delay", "1ms")
+                    INSTANT(0, "0.000", "fork", 1, 1, "1")
+                    INSTANT(0, "0.000", "label", 2, 2, "1 \\\"worker\\\"")
+                    INSTANT(0, "0.000", "delay", 3, 3, "3ms")
+                    INSTANT(1, "0.000", "delay", 4, 4, "1ms")
                     SLICE(1, "0.000", "1000.000", "delayed")
-                    INSTANT(1, "1000.000", "wake", "")
-                    INSTANT(1, "1000.000", "say", "\\\"w\\\"")
-                    INSTANT(1, "1000.000", "exit", "")
+                    INSTANT(1, "1000.000", "wake", 5, 1, "")
+                    INSTANT(1, "1000.000", "say", 6, 2, "\\\"w\\\"")
+                    INSTANT(1, "1000.000", "exit", 7, 3, "")
                     SLICE(0, "0.000", "3000.000", "delayed")
-                    INSTANT(0, "3000.000", "wake", "")
-                    INSTANT(0, "3000.000", "say", "\\\"m\\\"")
-                    INSTANT(0, "3000.000", "exit", "")
+                    INSTANT(0, "3000.000", "wake", 8, 1, "")
+                    INSTANT(0, "3000.000", "say", 9, 2, "\\\"m\\\"")
+                    INSTANT(0, "3000.000", "exit", 10, 3, "")
                     "\n]}\n");
   assert_int_equal(count(text, "\"ph\": \"i\""), 10);
   assert_int_equal(count(text, "\"ph\": \"X\""), 2);
@@ -115,7 +116,7 @@ static void test_timeline_blocked_and_open(void **state) {
   char *text = timeline_text(u);
   assert_contains(text, SLICE(1, "0.000", "2.500", "blocked"));
   assert_contains(text, SLICE(2, "0.000", "3.500", "delayed"));
-  assert_contains(text, SLICE(0, "0.000", "2.500", "delayed") INSTANT(0, "2.500", "wake", ""));
+  assert_contains(text, SLICE(0, "0.000", "2.500", "delayed") INSTANT(0, "2.500", "wake", 6, 1, ""));
   assert_contains(text, SLICE(0, "2.500", "1.000", "delayed"));
   assert_int_equal(count(text, "\"ph\": \"X\""), 4);
   assert_int_equal(count(text, "\"name\": \"thread_name\""), 3);
@@ -177,8 +178,8 @@ static void test_events_direct(void **state) {
   vm->now = 4000;
   char *text = timeline_text(u);
   assert_text_equal(text, HEADER TRACK(0, "\"main\"") TRACK(1, "\"1\"")
-                    INSTANT(1, "1.500", "died", "\\\"boom\\\\n\\\"")
-                    INSTANT(0, "1.500", "exit", "")
+                    INSTANT(1, "1.500", "died", 1, 1, "\\\"boom\\\\n\\\"")
+                    INSTANT(0, "1.500", "exit", 2, 2, "")
                     SLICE(0, "1.500", "2.500", "runnable")
                     SLICE(1, "1.500", "2.500", "runnable")
                     "\n]}\n");
