@@ -287,6 +287,19 @@ static void coverage_add(Coverage *c, const ChoiceLog *log) {
     if (log->faults[i].reached) coverage_add_fault(c, log->faults[i].name, log->faults[i].reached, log->faults[i].fired);
 }
 
+/* The choices of the run that just ended (log->made), for sweeps that do
+ * not count every run they make (a search's repeated and abandoned runs,
+ * delay bounding's replays of a parent). */
+static void coverage_add_run(Coverage *c, const ChoiceLog *log) {
+  for (int i = 0; i < log->made_count; i++) {
+    const Choice *x = &log->made[i];
+    c->totals[x->kind]++;
+    bool changed = choice_differs(x, log->orders);
+    c->changed[x->kind] += changed;
+    if (x->kind == CHOICE_FAULT) coverage_add_fault(c, log->faults[x->name].name, 1, changed);
+  }
+}
+
 static void coverage_free(Coverage *c) {
   for (int i = 0; i < c->fault_count; i++) free(c->faults[i].name);
   free(c->faults);
@@ -535,6 +548,7 @@ static void dfs_take(Context *cx, Sweep *s, RunFate fate, Record *r, const Sched
   if (fate == RUN_ABANDONED) s->abandoned++;
   else if (fate == RUN_REPEATED) s->repeated++;
   else {
+    coverage_add_run(&s->coverage, explore_choices(cx->ex));
     take_record(cx, s, r, found);
     show_progress(s, false);
   }
@@ -544,7 +558,7 @@ static void dfs_sweep(Context *cx, Sweep *s, DfsEmit emit, void *user) {
   const ExploreOptions *o = cx->options;
   uint64_t number = 0;
   Schedule found = {0};
-  bool split = o->shards > 1 || o->jobs > 1;
+  bool split = o->shards > 1 || o->jobs > 1; /* (never without --preemptions K) */
   bool full = false; /* the last bound's search reached no run at its bound */
   for (int bound = 0; !full && (o->preemptions < 0 || bound <= o->preemptions); bound++) {
     s->bound = bound;
@@ -570,8 +584,10 @@ static void dfs_sweep(Context *cx, Sweep *s, DfsEmit emit, void *user) {
       more = explore_dfs_next(cx->ex);
     }
     if (number >= o->count && more) break; /* stopped by --explore N */
-    /* (a slice of a split search cannot tell: another slice may reach the bound) */
-    if (!at_bound && bound > 0 && !split) full = true;
+    /* with no last bound given: a slice of a split search cannot tell
+     * (another may reach the bound), and with one, bounds to it are run
+     * alike by one process and by slices */
+    if (!at_bound && bound > 0 && !split && o->preemptions < 0) full = true;
     if (!more && o->preemptions >= 0 && bound == o->preemptions) s->exhausted = true;
   }
   if (full) s->exhausted = true;
@@ -659,6 +675,48 @@ typedef struct {
   Classes classes;             /* this process's, to know its first runs of each class */
 } DfsChild;
 
+/* A counted run's choices (coverage_add_run's), sent with it: the parent
+ * counts those of the runs it keeps. */
+static bool put_run_choices(FILE *out, const ChoiceLog *log) {
+  Coverage c;
+  memset(&c, 0, sizeof c);
+  coverage_add_run(&c, log);
+  bool ok = put(out, c.totals, sizeof c.totals) && put(out, c.changed, sizeof c.changed) &&
+            put(out, &c.fault_count, sizeof c.fault_count);
+  for (int i = 0; i < c.fault_count && ok; i++) {
+    uint32_t length = (uint32_t)strlen(c.faults[i].name);
+    ok = put(out, &length, sizeof length) && put(out, c.faults[i].name, length) &&
+         put(out, &c.faults[i].reached, sizeof(uint64_t)) && put(out, &c.faults[i].fired, sizeof(uint64_t));
+  }
+  coverage_free(&c);
+  return ok;
+}
+
+static bool get_run_choices(FILE *in, Coverage *c) {
+  Coverage run;
+  memset(&run, 0, sizeof run);
+  int count;
+  if (!get(in, run.totals, sizeof run.totals) || !get(in, run.changed, sizeof run.changed) ||
+      !get(in, &count, sizeof count) || count < 0 || count > 1000000)
+    return false;
+  for (int k = 0; k < CHOICE_KINDS; k++) {
+    c->totals[k] += run.totals[k];
+    c->changed[k] += run.changed[k];
+  }
+  for (int i = 0; i < count; i++) {
+    uint32_t length;
+    uint64_t reached, fired;
+    if (!get(in, &length, sizeof length) || length > 1000) return false;
+    char *name = get_text(in, length);
+    if (!name) return false;
+    bool ok = get(in, &reached, sizeof reached) && get(in, &fired, sizeof fired);
+    if (ok) coverage_add_fault(c, name, reached, fired);
+    free(name);
+    if (!ok) return false;
+  }
+  return true;
+}
+
 static void dfs_send(Context *cx, Sweep *s, RunFate fate, Record *r, const Schedule *found, int bound, void *user) {
   (void)s;
   DfsChild *child = user;
@@ -676,7 +734,8 @@ static void dfs_send(Context *cx, Sweep *s, RunFate fate, Record *r, const Sched
                 r->preemptions, (uint32_t)strlen(r->where), (uint32_t)strlen(r->description)},
                bound, explore_run_unit(cx->ex), RUN_COUNTED, send};
   if (!put(child->out, &d, sizeof d) || !put(child->out, r->where, d.w.where_length) ||
-      !put(child->out, r->description, d.w.length) || (send && !put_schedule(child->out, cx->ex, found)))
+      !put(child->out, r->description, d.w.length) || (send && !put_schedule(child->out, cx->ex, found)) ||
+      !put_run_choices(child->out, explore_choices(cx->ex)))
     _exit(1);
   record_free(r);
 }
@@ -688,6 +747,7 @@ typedef struct {
   DfsWire d;
   char *where, *text;
   Schedule schedule;
+  Coverage choices;            /* the run's choices                       */
 } DfsStream;
 
 static bool stream_next(Context *cx, DfsStream *st) {
@@ -703,7 +763,10 @@ static bool stream_next(Context *cx, DfsStream *st) {
   st->where = get_text(st->in, st->d.w.where_length);
   st->text = st->where ? get_text(st->in, st->d.w.length) : NULL;
   if (!st->text) return false;
-  return !st->d.has_schedule || get_schedule(st->in, cx->ex, &st->schedule);
+  if (st->d.has_schedule && !get_schedule(st->in, cx->ex, &st->schedule)) return false;
+  coverage_free(&st->choices);
+  memset(&st->choices, 0, sizeof st->choices);
+  return get_run_choices(st->in, &st->choices);
 }
 
 static bool parallel_dfs(Context *cx, Sweep *s) {
@@ -731,21 +794,7 @@ static bool parallel_dfs(Context *cx, Sweep *s) {
       dfs_sweep(cx, &mine, dfs_send, &child);
       int32_t tail[2] = {mine.exhausted, mine.bound};
       DfsWire end = {{.id = CHILD_END}, 0, 0, 0, 0};
-      if (!put(child.out, &end, sizeof end) || !put(child.out, tail, sizeof tail)) _exit(1);
-      /* its choices' totals, as a seed sweep's child sends them */
-      const ChoiceLog *log = explore_choices(cx->ex);
-      WireRecord totals = {.id = CHILD_END, .length = (uint32_t)log->fault_count};
-      if (!put(child.out, &totals, sizeof totals) || !put(child.out, log->totals, sizeof log->totals) ||
-          !put(child.out, log->changed, sizeof log->changed))
-        _exit(1);
-      for (int i = 0; i < log->fault_count; i++) {
-        uint32_t length = (uint32_t)strlen(log->faults[i].name);
-        if (!put(child.out, &length, sizeof length) || !put(child.out, log->faults[i].name, length) ||
-            !put(child.out, &log->faults[i].reached, sizeof(uint64_t)) ||
-            !put(child.out, &log->faults[i].fired, sizeof(uint64_t)))
-          _exit(1);
-      }
-      if (fflush(child.out) != 0) _exit(1);
+      if (!put(child.out, &end, sizeof end) || !put(child.out, tail, sizeof tail) || fflush(child.out) != 0) _exit(1);
       _exit(0);
     }
     close(fds[1]);
@@ -774,6 +823,13 @@ static bool parallel_dfs(Context *cx, Sweep *s) {
       Record r = {++number, st->d.w.failure, explore_kinds[st->d.w.kind < 7 ? st->d.w.kind : 0], st->text,
                   st->where, st->d.w.steps, st->d.w.deviations, st->d.w.preemptions, st->d.w.hash};
       if (st->d.bound > s->bound) s->bound = st->d.bound;
+      for (int k = 0; k < CHOICE_KINDS; k++) {
+        s->coverage.totals[k] += st->choices.totals[k];
+        s->coverage.changed[k] += st->choices.changed[k];
+      }
+      for (int i = 0; i < st->choices.fault_count; i++)
+        coverage_add_fault(&s->coverage, st->choices.faults[i].name, st->choices.faults[i].reached,
+                           st->choices.faults[i].fired);
       take_record(cx, s, &r, st->d.has_schedule ? &st->schedule : NULL);
       show_progress(s, false);
     } else {
@@ -790,12 +846,12 @@ static bool parallel_dfs(Context *cx, Sweep *s) {
     if (!ok) break;
     exhausted = exhausted && tail[0];
     if (exhausted && tail[1] > s->bound) s->bound = tail[1];
-    ok = read_totals(streams[j].in, s);
   }
   s->exhausted = exhausted;
   for (int j = 0; j < jobs; j++) {
     fclose(streams[j].in);
     schedule_free(&streams[j].schedule);
+    coverage_free(&streams[j].choices);
     int wstatus;
     if (waitpid(pids[j], &wstatus, 0) < 0 || !WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) ok = false;
   }
@@ -832,6 +888,7 @@ static void delay_level(Delay *d, Schedule *prefix, int after, int left) {
   explore_record_steps(cx->ex, left > 0);
   SimStatus status = explore_run(cx->ex);
   if (left == 0) { /* a schedule of this bound: count it */
+    coverage_add_run(&d->s->coverage, explore_choices(cx->ex));
     Record r = explore_record(cx, ++d->number, status);
     explore_schedule(cx->ex, &d->found, true);
     take_record(cx, d->s, &r, &d->found);
@@ -885,6 +942,8 @@ static void delay_sweep(Context *cx, Sweep *s) {
 /* ---- a failing class: found again, shrunk, written ---- */
 
 #define MAX_SHRUNK_CLASSES 8
+#define TO_TEXT_(x) #x
+#define TO_TEXT(x) TO_TEXT_(x)
 
 typedef struct {
   int class_index;
@@ -895,6 +954,7 @@ typedef struct {
   int before_devs, before_preemptions, before_choices;
   int runs;                    /* shrinking's replays                     */
   int tried;                   /* the class's runs shrunk                 */
+  bool write_failed;           /* its schedule file could not be written  */
   char *path;                  /* the file written, or NULL               */
 } Failure;
 
@@ -1018,6 +1078,7 @@ static bool settle_failure(Context *cx, Sweep *s, Failure *f, int n) {
   if (!schedule_file_write(cx, f->path, &f->schedule, &note)) {
     free(f->path);
     f->path = NULL;
+    f->write_failed = true;
     return false;
   }
   return true;
@@ -1117,7 +1178,9 @@ static void print_failures(const Context *cx, const Sweep *s, const Failure *fai
     if (f->path) printf("   schedule written to %s; replay it with: simvm --replay %s %s\n", f->path, f->path, o->script);
   }
   if (failing > count)
-    printf("(%d more class%s not shrunk: at most %d are)\n", failing - count, failing - count == 1 ? "" : "es", count);
+    printf("(%d more class%s not shrunk: %s)\n", failing - count, failing - count == 1 ? "" : "es",
+           count && failures[count - 1].write_failed ? "a schedule file could not be written"
+                                                    : "at most " TO_TEXT(MAX_SHRUNK_CLASSES) " are");
 }
 
 static void json_schedule(Explorer *ex, Buffer *out, const Schedule *sc) {
@@ -1287,8 +1350,9 @@ int explore_command(VM *vm, const ExploreOptions *options) {
       }
     }
   }
-  bool in_processes = options->jobs > 1 && (is_dfs(options) ? options->strategy != EXPLORE_DELAY : shard_size(options) > CHUNK);
-  if (!in_processes) coverage_add(&s.coverage, explore_choices(cx.ex));
+  /* a seed sweep counts every run it makes; a search counted its own as it went */
+  if (!is_dfs(options) && !(options->jobs > 1 && shard_size(options) > CHUNK))
+    coverage_add(&s.coverage, explore_choices(cx.ex));
   show_progress(&s, true);
   if (!ok) {
     explore_free(cx.ex);
@@ -1321,7 +1385,10 @@ int explore_command(VM *vm, const ExploreOptions *options) {
     if (count && failures[0].path && !options->quiet) print_trace(c, &failures[0]);
   }
   if (fflush(stdout) != 0) out_failed();
-  int status = !ok ? SIM_FAILED : s.failures ? 1 : 0;
+  /* a schedule that could not be written is an output error (2), as a
+   * trace that cannot be; an internal error is 1 */
+  bool write_failed = count && failures[count - 1].write_failed;
+  int status = write_failed ? SIM_USAGE : !ok ? SIM_FAILED : s.failures ? 1 : 0;
   for (int i = 0; i < count; i++) failure_free(&failures[i]);
   free(failures);
   classes_free(&s.classes);
@@ -1406,6 +1473,9 @@ Explorer *explore_replay_file(VM *vm, const char *path, bool max_steps_set, int 
   if (f.max_steps && !max_steps_set) vm->config.max_steps = f.max_steps;
   if (f.fail_on_uncaught) vm->config.fail_on_uncaught = true;
   if (f.strict_shutdown) vm->config.strict_shutdown = true;
+  if (f.max_time >= 0 && vm->config.max_time < 0) vm->config.max_time = f.max_time;
+  if (f.max_heap && !vm->config.max_heap) vm->config.max_heap = f.max_heap;
+  if (f.max_threads && !vm->config.max_threads) vm->config.max_threads = f.max_threads;
   explore_set_jitter(ex, f.jitter);
   explore_use_replay(ex, &f.schedule, true);
   explore_mark_deviations(ex, true);
@@ -1430,12 +1500,12 @@ bool explore_replay_failed(VM *vm, Explorer *ex, const char *path, SimStatus sta
   buf_init(&description);
   buf_init(&where);
   const char *kind;
-  bool failure = explore_describe(vm, status, false, &kind, &description, &where);
-  bool same = failure ? strcmp(kind, expected.kind) == 0 && strcmp(buf_text(&where), expected.where) == 0
-                      : strcmp(expected.kind, "pass") == 0;
+  explore_describe(vm, status, false, &kind, &description, &where);
+  /* the class: a pass's is its kind alone here (the file keeps no result) */
+  bool same = strcmp(kind, expected.kind) == 0 && (strcmp(kind, "pass") == 0 || strcmp(buf_text(&where), expected.where) == 0);
   if (!same)
     fprintf(stderr, "simvm: %s ended differently than %s records: it records %s%s, but this run's outcome is %s%s (%s)\n",
-            explore_program_name(vm), path, expected.kind, expected.where, kind, failure ? buf_text(&where) : "",
+            explore_program_name(vm), path, expected.kind, expected.where, kind, buf_text(&where),
             buf_text(&description));
   buf_free(&description);
   buf_free(&where);

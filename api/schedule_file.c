@@ -149,7 +149,17 @@ bool schedule_file_write(Context *cx, const char *path, const Schedule *s, const
       buf_printf(&text, "def %s %016" PRIx64 "\n", vm->global_info[i].name->chars, explore_definition_hash(vm, i));
   buf_printf(&text, "seed %" PRIu64 "\n", note->seed);
   buf_printf(&text, "option --max-steps %" PRIu64 "\n", vm->config.max_steps);
-  if (vm->config.fail_on_uncaught) buf_printf(&text, "option --fail-on uncaught\n");
+  if (vm->config.max_time >= 0) {
+    buf_printf(&text, "option --max-time ");
+    duration_show(&text, vm->config.max_time);
+    buf_printf(&text, "\n");
+  }
+  if (vm->config.max_heap) buf_printf(&text, "option --max-heap %zuB\n", vm->config.max_heap);
+  if (vm->config.max_threads) buf_printf(&text, "option --max-threads %d\n", vm->config.max_threads);
+  if (vm->config.fail_on_uncaught || cx->options->fail_on_limit)
+    buf_printf(&text, "option --fail-on %s%s%s\n", vm->config.fail_on_uncaught ? "uncaught" : "",
+               vm->config.fail_on_uncaught && cx->options->fail_on_limit ? "," : "",
+               cx->options->fail_on_limit ? "limit" : "");
   if (vm->config.strict_shutdown) buf_printf(&text, "option --strict-shutdown\n");
   uint32_t jitter = explore_choices(cx->ex)->jitter;
   if (jitter) {
@@ -173,6 +183,9 @@ bool schedule_file_write(Context *cx, const char *path, const Schedule *s, const
 
 /* ---- reading ---- */
 
+/* The longest line read: a timers line names every timer due at once. */
+#define SCHEDULE_LINE_MAX (16u << 20)
+
 static bool bad_file(const char *path, int line, const char *fmt, const char *arg) {
   fflush(stdout);
   if (line) fprintf(stderr, "simvm: %s:%d: ", path, line);
@@ -184,8 +197,10 @@ static bool bad_file(const char *path, int line, const char *fmt, const char *ar
 
 void schedule_file_free(ScheduleFile *f) {
   free(f->defs);
+  free(f->choice_lines);
   schedule_free(&f->schedule);
   f->defs = NULL;
+  f->choice_lines = NULL;
 }
 
 /* "2#3": a thread's key and a number from 1; false if malformed. */
@@ -220,14 +235,25 @@ static int split_words(char *text, char **words, int max) {
   return n;
 }
 
+static const char *parse_choice_words(Explorer *ex, ScheduleFile *f, char *text, char **w, int n);
+
 /* A choice line (random, delay, timeout, registerDelay, fault, timers):
  * NULL when well formed, else what is wrong. */
 static const char *parse_choice(Explorer *ex, ScheduleFile *f, char *text) {
-  char *w[64];
-  char copy[1024];
-  snprintf(copy, sizeof copy, "%s", text);
-  int n = split_words(copy, w, 64);
-  if (n == 0) return "an empty choice line";
+  size_t length = strlen(text);
+  char *copy = xrealloc(NULL, length + 1);
+  memcpy(copy, text, length + 1);
+  int max = 1;
+  for (const char *p = text; *p; p++) max += *p == ' ' || *p == '\t';
+  char **w = xrealloc(NULL, (size_t)max * sizeof *w);
+  int n = split_words(copy, w, max);
+  const char *problem = n == 0 ? "an empty choice line" : parse_choice_words(ex, f, text, w, n);
+  free(w);
+  free(copy);
+  return problem;
+}
+
+static const char *parse_choice_words(Explorer *ex, ScheduleFile *f, char *text, char **w, int n) {
   Choice c = {0};
   if (strcmp(w[0], "timers") == 0) {
     /* timers at TIME fire A, B, ... */
@@ -325,16 +351,17 @@ static bool is_choice_word(const char *word) {
 }
 
 /* Checks that need the whole file: durations within its --jitter, and no
- * choice named twice. */
-static const char *check_choices(ScheduleFile *f) {
+ * choice named twice. The problem, with the choice's line in *line. */
+static const char *check_choices(ScheduleFile *f, int *line) {
   const Schedule *s = &f->schedule;
   for (int i = 0; i < s->choice_count; i++) {
     const Choice *c = &s->choices[i];
+    *line = f->choice_lines[i];
     if (c->kind == CHOICE_DURATION) {
       if (!f->jitter) return "a timer line, but no --jitter option line to choose durations within";
-      int64_t spread = (int64_t)((double)c->nominal * (double)f->jitter / 1e6);
-      if (c->value < c->nominal - spread || c->value > c->nominal + spread)
-        return "a duration out of its --jitter range";
+      int64_t lo, hi;
+      choice_jitter_range(c->nominal, f->jitter, &lo, &hi);
+      if (c->value < lo || c->value > hi) return "a duration out of its --jitter range";
     }
     for (int j = 0; j < i; j++) {
       const Choice *d = &s->choices[j];
@@ -349,6 +376,14 @@ static const char *check_choices(ScheduleFile *f) {
 bool schedule_file_read(Explorer *ex, const char *path, ScheduleFile *f, int *status) {
   memset(f, 0, sizeof *f);
   *status = SIM_COMPILE_ERROR;
+  f->max_time = -1;
+  struct stat st;
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+    *status = SIM_USAGE;
+    fflush(stdout);
+    fprintf(stderr, "simvm: cannot read '%s': it is a directory\n", path);
+    return false;
+  }
   FILE *file = fopen(path, "r");
   if (!file) {
     *status = SIM_USAGE;
@@ -356,19 +391,21 @@ bool schedule_file_read(Explorer *ex, const char *path, ScheduleFile *f, int *st
     fprintf(stderr, "simvm: cannot open '%s': %s\n", path, strerror(errno));
     return false;
   }
-  char line[1024];
+  char *line = NULL;
+  size_t line_capacity = 0;
+  ssize_t got_length;
   int number = 0;
   bool program = false;
   bool ok = true;
   Schedule *s = &f->schedule;
-  while (ok && fgets(line, sizeof line, file)) {
+  while (ok && (got_length = getline(&line, &line_capacity, file)) >= 0) {
     number++;
-    size_t length = strlen(line);
-    if (length == sizeof line - 1 && line[length - 1] != '\n') {
+    size_t length = (size_t)got_length;
+    if (length > SCHEDULE_LINE_MAX) {
       ok = bad_file(path, number, "%s", "line too long");
       break;
     }
-    if (memchr(line, '\0', length) || length < strcspn(line, "\n")) {
+    if (memchr(line, '\0', length)) {
       ok = bad_file(path, number, "%s", "not a text file (a NUL byte)");
       break;
     }
@@ -421,8 +458,15 @@ bool schedule_file_read(Explorer *ex, const char *path, ScheduleFile *f, int *st
     } else if (strcmp(word, "outcome") == 0 && got >= 2 && f->version >= 2) {
       const char *rest = text + strlen("outcome ");
       size_t kind_length = strcspn(rest, " ");
-      if (kind_length >= sizeof f->kind || strlen(rest + kind_length) >= sizeof f->where) {
-        ok = bad_file(path, number, "malformed outcome line: '%s'", text);
+      bool known = false;
+      for (int k = 0; explore_kinds[k] && !known; k++)
+        known = strlen(explore_kinds[k]) == kind_length && strncmp(explore_kinds[k], rest, kind_length) == 0;
+      if (f->has_outcome) {
+        ok = bad_file(path, number, "a second outcome line: '%s'", text);
+        break;
+      }
+      if (!known || strlen(rest + kind_length) >= sizeof f->where) {
+        ok = bad_file(path, number, "malformed outcome line: '%s' (it should read 'outcome KIND PLACE', KIND one of pass, assertion, error, uncaught, deadlock, limit, strict-shutdown)", text);
         break;
       }
       memcpy(f->kind, rest, kind_length);
@@ -431,8 +475,14 @@ bool schedule_file_read(Explorer *ex, const char *path, ScheduleFile *f, int *st
       f->has_outcome = true;
     } else if (strcmp(word, "option") == 0 && got >= 2) {
       if (strcmp(a, "--max-steps") == 0 && got == 3 && parse_count(b, &f->max_steps) && f->max_steps > 0) continue;
-      if (strcmp(a, "--fail-on") == 0 && got == 3 && strcmp(b, "uncaught") == 0) {
-        f->fail_on_uncaught = true;
+      if (strcmp(a, "--fail-on") == 0 && got == 3 && parse_fail_on(b, &f->fail_on_uncaught, &f->fail_on_limit)) continue;
+      if (strcmp(a, "--max-time") == 0 && got == 3 && f->version >= 2 && parse_duration(b, &f->max_time)) continue;
+      if (strcmp(a, "--max-heap") == 0 && got == 3 && f->version >= 2 && parse_size(b, &f->max_heap) && f->max_heap)
+        continue;
+      uint64_t threads;
+      if (strcmp(a, "--max-threads") == 0 && got == 3 && f->version >= 2 && parse_count(b, &threads) && threads >= 1 &&
+          threads <= 100000000) {
+        f->max_threads = (int)threads;
         continue;
       }
       if (strcmp(a, "--strict-shutdown") == 0 && got == 2) {
@@ -463,7 +513,12 @@ bool schedule_file_read(Explorer *ex, const char *path, ScheduleFile *f, int *st
       s->devs = xrealloc(s->devs, (size_t)(s->dev_count + 1) * sizeof *s->devs);
       s->devs[s->dev_count++] = (Deviation){(int)step, time, key, -1, false};
     } else if (f->version >= 2 && is_choice_word(word)) {
+      int before = s->choice_count;
       const char *problem = parse_choice(ex, f, text);
+      if (!problem && s->choice_count > before) {
+        f->choice_lines = xrealloc(f->choice_lines, (size_t)s->choice_count * sizeof *f->choice_lines);
+        f->choice_lines[s->choice_count - 1] = number;
+      }
       if (problem) {
         char message[1200];
         snprintf(message, sizeof message, "%s: '%s'", problem, text);
@@ -474,12 +529,17 @@ bool schedule_file_read(Explorer *ex, const char *path, ScheduleFile *f, int *st
       ok = bad_file(path, number, "unknown line: '%s'", text);
     }
   }
-  if (ok && ferror(file)) ok = bad_file(path, 0, "cannot read it: %s", strerror(errno));
+  if (ok && ferror(file)) {
+    *status = SIM_USAGE;
+    ok = bad_file(path, 0, "cannot read it: %s", strerror(errno));
+  }
+  free(line);
   fclose(file);
   if (ok && !f->version) ok = bad_file(path, 0, "%s", "not a simvm schedule file (it is empty)");
   if (ok && !program) ok = bad_file(path, 0, "%s", "no 'program' line");
-  const char *problem = ok ? check_choices(f) : NULL;
-  if (problem) ok = bad_file(path, 0, "%s", problem);
+  int problem_line = 0;
+  const char *problem = ok ? check_choices(f, &problem_line) : NULL;
+  if (problem) ok = bad_file(path, problem_line, "%s", problem);
   if (!ok) schedule_file_free(f);
   return ok;
 }

@@ -5,8 +5,9 @@
  *   program NAME HASH            the script and a hash of its definitions
  *   def NAME HASH                one per definition: a replay names what changed
  *   seed N                       the program's random seed
- *   option --max-steps N         and --fail-on uncaught, --strict-shutdown,
- *                                --jitter P%: what the run needs
+ *   option --max-steps N         and --max-time, --max-heap, --max-threads,
+ *                                --fail-on, --strict-shutdown, --jitter P%:
+ *                                what the run needs
  *   outcome KIND PLACE           the class the run ends in: a replay checks it
  *   step N at TIME runs THREAD   a deviation from the default schedule
  *   random T#N = V of RANGE      a draw: RANGE an int n, `float`, or LO..HI
@@ -35,12 +36,16 @@ typedef struct {
   int def_count;
   uint64_t seed;
   uint64_t max_steps;          /* 0: none recorded                        */
-  bool fail_on_uncaught, strict_shutdown;
+  int64_t max_time;            /* -1: none recorded                       */
+  size_t max_heap;             /* 0: none                                 */
+  int max_threads;             /* 0: none                                 */
+  bool fail_on_uncaught, fail_on_limit, strict_shutdown;
   uint32_t jitter;             /* parts per million; 0: none              */
   bool has_outcome;
   char kind[32];               /* the outcome's class: kind and place     */
   char where[512];
   Schedule schedule;
+  int *choice_lines;           /* the line of each choice, for messages    */
 } ScheduleFile;
 
 /* Read `path` for the program `ex` explores (thread ids become its keys).

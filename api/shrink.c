@@ -143,7 +143,7 @@ static void bisect(Shrinker *shr, Schedule *s, Choice c, int64_t target) {
   if (i < 0 || s->choices[i].value == target) return;
   if (try_value(shr, s, i, target)) return;
   int64_t near = target, far = s->choices[i].value; /* near fails not, far fails */
-  for (int round = 0; round < 24 && SHRINK_MORE(shr); round++) {
+  for (int round = 0; round < 64 && SHRINK_MORE(shr); round++) { /* to the unit, over any int64 range */
     int64_t mid = near + (far - near) / 2;
     if (mid == near || mid == far) break;
     i = find_choice(s, &c);
@@ -286,8 +286,20 @@ void shrink_schedule(Shrinker *shr, Schedule *s) {
     return;
   }
   schedule_free(&none);
-  for (Group g = 0; g < GROUPS; g++) ddmin(shr, s, g);
-  minimise_values(shr, s);
-  fewer_deviations(shr, s);
-  fewer_preemptions(shr, s);
+  /* the passes again while one of them made the story smaller: a later
+   * pass can make an earlier one's deletion possible (a timer order found
+   * may leave a deviation unneeded) */
+  for (int round = 0; round < 3 && SHRINK_MORE(shr); round++) {
+    Schedule before = {0};
+    schedule_copy(&before, s);
+    for (Group g = 0; g < GROUPS; g++) ddmin(shr, s, g);
+    minimise_values(shr, s);
+    fewer_deviations(shr, s);
+    fewer_preemptions(shr, s);
+    bool same = before.dev_count == s->dev_count && before.choice_count == s->choice_count &&
+                (!s->dev_count || !memcmp(before.devs, s->devs, (size_t)s->dev_count * sizeof *s->devs)) &&
+                (!s->choice_count || !memcmp(before.choices, s->choices, (size_t)s->choice_count * sizeof *s->choices));
+    schedule_free(&before);
+    if (same) break;
+  }
 }

@@ -195,6 +195,13 @@ static double clock_seconds(clockid_t clock) {
 
 static double wall_now(void) { return clock_seconds(CLOCK_MONOTONIC); }
 
+/* Whether two paths name one existing file (an output must not be an
+ * input). */
+static bool same_file(const char *a, const char *b) {
+  struct stat x, y;
+  return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
 /* --seed and --replay: the schedule's explorer runs each run */
 static Explorer *explorer;
 
@@ -453,7 +460,8 @@ int main(int argc, char **argv) {
     } else if (strcmp(arg, "--jitter") == 0) {
       if (++i == argc) return usage_error("%s needs a percentage (10%%)", arg);
       if (!parse_percent(argv[i], &explore.jitter))
-        return usage_error("--jitter needs a percentage above 0%% and below 100%% (10%%, 2.5%%), not '%s'", argv[i]);
+        return usage_error("--jitter needs a percentage above 0%% and below 100%%, with at most four decimals (10%%, "
+                           "2.5%%), not '%s'", argv[i]);
       jitter_given = true;
     } else if (strcmp(arg, "--jobs") == 0) {
       uint64_t n;
@@ -524,6 +532,10 @@ int main(int argc, char **argv) {
     if (dfs && (explore.jobs > 1 || explore.shards > 1) && explore.preemptions < 0)
       return usage_error("%s", "--jobs and --shard split an exhaustive search bound by bound: give its last bound, "
                                "--preemptions K");
+    if (!dfs && explore.preemptions >= 0)
+      return usage_error("%s", "--preemptions bounds exhaustive, dfs and delay search, not pct or random");
+    if (explore.schedule_out && same_file(explore.schedule_out, path))
+      return usage_error("--schedule-out '%s' is the script itself", explore.schedule_out);
     if (seed_given) explore.first_seed = seed;
     explore.seed_given = seed_given;
   } else {
@@ -531,7 +543,7 @@ int main(int argc, char **argv) {
     if (replay_path && (seed_given || strategy_given))
       return usage_error("%s", "--replay runs the schedule its file gives: no --seed or --strategy with it");
     if (seed_given && dfs)
-      return usage_error("%s", "--seed runs one schedule of pct or random; exhaustive search needs --explore");
+      return usage_error("%s", "--seed runs one schedule of pct or random; exhaustive and delay search need --explore");
     if (strategy_given && !seed_given && !replay_path)
       return usage_error("%s", "--strategy needs --explore, or --seed for one schedule");
   }

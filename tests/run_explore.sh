@@ -198,17 +198,22 @@ badline "a fault not fired" 'fault main#1 "drop"' "malformed fault line (it shou
 badline "one timer" 'timers at 1ms fire 1#1' "a timers line needs two timers or more"
 badline "a timer twice" 'timers at 1ms fire 1#1, 1#1' "a timer is named twice in a timers line"
 pinned dup.schedule 'random main#1 = 0 of 6' 'random main#1 = 1 of 6'
-bad "a choice twice" 3 "simvm: dup.schedule: a choice is given twice" --replay dup.schedule choices.sim
+bad "a choice twice" 3 "simvm: dup.schedule:6: a choice is given twice" --replay dup.schedule choices.sim
+pinned twice.schedule 'outcome pass' 'outcome pass'
+bad "two outcomes" 3 "simvm: twice.schedule:6: a second outcome line: 'outcome pass'" --replay twice.schedule choices.sim
+pinned bogus.schedule 'outcome bogus at x'
+bad "an unknown outcome" 3 "simvm: bogus.schedule:5: malformed outcome line: 'outcome bogus at x' (it should read 'outcome KIND PLACE', KIND one of pass, assertion, error, uncaught, deadlock, limit, strict-shutdown)" \
+  --replay bogus.schedule choices.sim
 { printf 'simvm-schedule 2\nprogram choices.sim %s\nseed 0\n' "$chash"; echo 'delay 1#1 = 1500us of 2ms'; } >"$tmp/nojitter.schedule"
-bad "a duration without --jitter" 3 "simvm: nojitter.schedule: a timer line, but no --jitter option line to choose durations within" \
+bad "a duration without --jitter" 3 "simvm: nojitter.schedule:4: a timer line, but no --jitter option line to choose durations within" \
   --replay nojitter.schedule choices.sim
 pinned far.schedule 'delay 1#1 = 900us of 2ms'
-bad "a duration out of --jitter" 3 "simvm: far.schedule: a duration out of its --jitter range" --replay far.schedule choices.sim
+bad "a duration out of --jitter" 3 "simvm: far.schedule:5: a duration out of its --jitter range" --replay far.schedule choices.sim
 pinned j.schedule
 sed -i 's/--jitter 50%/--jitter 100%/' "$tmp/j.schedule"
 bad "a file's jitter of 100%" 3 "simvm: j.schedule:4: a jitter above 0% and below 100%, not '100%'" --replay j.schedule choices.sim
 for j in 0% 100% -5% 10 abc 12.34567%; do
-  bad "--jitter $j" 2 "simvm: --jitter needs a percentage above 0% and below 100% (10%, 2.5%), not '$j'" \
+  bad "--jitter $j" 2 "simvm: --jitter needs a percentage above 0% and below 100%, with at most four decimals (10%, 2.5%), not '$j'" \
     --explore 5 --jitter "$j" choices.sim
 done
 bad "--jitter alone" 2 "simvm: --jitter needs --explore, or --seed for one schedule (a replay takes its file's)" \
@@ -357,18 +362,26 @@ bad "--explore --replay" 2 "simvm: --replay runs one schedule: it cannot be comb
 bad "--explore --profile" 2 "simvm: --explore reports on its own: --repeat, --profile..., --trace-json, --timeline and --result go with single runs (--seed, --replay)" \
   --explore 10 --profile overdraft.sim
 bad "--strategy alone" 2 "simvm: --strategy needs --explore, or --seed for one schedule" --strategy random overdraft.sim
-bad "--seed exhaustive" 2 "simvm: --seed runs one schedule of pct or random; exhaustive search needs --explore" \
+bad "--seed exhaustive" 2 "simvm: --seed runs one schedule of pct or random; exhaustive and delay search need --explore" \
   --seed 3 --strategy exhaustive overdraft.sim
 bad "--replay --seed" 2 "simvm: --replay runs the schedule its file gives: no --seed or --strategy with it" \
   --replay overdraft.schedule --seed 2 overdraft.sim
 bad "--preemptions x" 2 "simvm: --preemptions needs a whole number (0 or more), not 'x'" --explore 5 --preemptions x overdraft.sim
 bad "--jobs 0" 2 "simvm: --jobs needs a number of processes from 1 to 1024, not '0'" --explore 5 --jobs 0 overdraft.sim
 bad "--schedule-out alone" 2 "simvm: --schedule-out needs --explore" --schedule-out x.schedule overdraft.sim
-bad "--schedule-out unwritable" 1 "simvm: cannot write 'nodir/x.schedule': No such file or directory" --explore 20 -q \
+bad "--schedule-out unwritable" 2 "simvm: cannot write 'nodir/x.schedule': No such file or directory" --explore 20 -q \
   --schedule-out nodir/x.schedule overdraft.sim && { grep -q 'written' "$tmp/out" && fail "--schedule-out unwritable" \
   "says it wrote the file" || ok; }
 bad "--depth 0" 2 "simvm: --depth needs a whole number from 1 to 1000, not '0'" --explore 5 --depth 0 overdraft.sim
 bad "missing schedule" 2 "simvm: cannot open 'nothing.schedule': No such file or directory" --replay nothing.schedule overdraft.sim
+mkdir -p "$tmp/adir"
+bad "a directory as schedule" 2 "simvm: cannot read 'adir': it is a directory" --replay adir overdraft.sim
+bad "--schedule-out the script" 2 "simvm: --schedule-out 'overdraft.sim' is the script itself" --explore 5 \
+  --schedule-out overdraft.sim overdraft.sim
+bad "--preemptions with pct" 2 "simvm: --preemptions bounds exhaustive, dfs and delay search, not pct or random" \
+  --explore 5 --preemptions 2 overdraft.sim
+head -c 3000 /dev/zero >"$tmp/zeros.schedule"
+bad "NUL bytes" 3 "simvm: zeros.schedule:1: not a text file (a NUL byte)" --replay zeros.schedule overdraft.sim
 bad "another program" 3 "simvm: overdraft.schedule is a schedule for overdraft.sim, not dining.sim" \
   --replay overdraft.schedule dining.sim
 hash=$(sed -n 's/^program overdraft.sim //p' "$tmp/overdraft.schedule")

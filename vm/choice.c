@@ -19,6 +19,13 @@
     }                                                                     \
   } while (0)
 
+void choice_jitter_range(int64_t nominal, uint32_t ppm, int64_t *lo, int64_t *hi) {
+  /* in 128 bits: nominal * ppm overflows 64 for long durations */
+  int64_t spread = (int64_t)((__int128)nominal * ppm / 1000000);
+  *lo = nominal - spread;
+  *hi = nominal > INT64_MAX - spread ? INT64_MAX : nominal + spread;
+}
+
 ChoiceFamily choice_family(ChoiceKind kind) {
   switch (kind) {
     case CHOICE_RANDOM:
@@ -253,10 +260,9 @@ int64_t choices_duration(ChoiceLog *log, int key, int64_t time, int op, int64_t 
   log->timer_names[log->timer_count++] = TIMER_NAME(key, index);
   *tag = (uint32_t)log->timer_count;
   if (!log->jitter || ns <= 0) return ns; /* nothing to choose */
-  /* within ±jitter of nominal, rounded to whole nanoseconds */
-  int64_t spread = (int64_t)((double)ns * (double)log->jitter / 1e6);
   Choice c = {.kind = CHOICE_DURATION, .op = (uint8_t)op, .thread = key, .index = index, .time = time,
-              .lo = ns - spread, .hi = ns > INT64_MAX - spread ? INT64_MAX : ns + spread, .nominal = ns, .value = ns};
+              .nominal = ns, .value = ns};
+  choice_jitter_range(ns, log->jitter, &c.lo, &c.hi);
   if (log->mode == CHOOSE_RANDOMLY && c.hi > c.lo) {
     /* the ends of the range as often as the middle: timing bugs live at
      * ties and at the extremes */

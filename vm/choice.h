@@ -71,6 +71,11 @@ typedef struct {
   double p;            /* FAULT: the probability it fires when chosen randomly */
 } Choice;
 
+/* The range a duration of `nominal` ns (>= 0) may be chosen in under a
+ * jitter of `ppm` parts per million: nominal ± nominal·ppm/10^6, rounded
+ * down to whole nanoseconds, saturating at 0 and the largest time. */
+void choice_jitter_range(int64_t nominal, uint32_t ppm, int64_t *lo, int64_t *hi);
+
 /* Whether a choice is not its default (TIMERS: not io-sim's order; the
  * order table is needed to say). */
 bool choice_differs(const Choice *c, const int64_t *orders);

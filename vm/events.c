@@ -84,6 +84,14 @@ static void show_bounded(Buffer *out, Value value, bool quote) {
   if (!value_show_bounded(out, value, quote, TRACE_SHOW_LIMIT)) buf_append(out, "...", 3);
 }
 
+/* The value an MVar or TVar operation moved, after its object: short, so
+ * that a trace of many of them stays a line each ("... " past the limit). */
+#define DATUM_SHOW_LIMIT 60
+static void show_datum(Buffer *out, Value datum) {
+  buf_append(out, " ", 1);
+  if (!value_show_bounded(out, datum, true, DATUM_SHOW_LIMIT)) buf_append(out, "...", 3);
+}
+
 void event_detail(VM *vm, const Event *event, Buffer *out) {
   switch (event->kind) {
     case EV_FORK:
@@ -137,12 +145,14 @@ void event_detail(VM *vm, const Event *event, Buffer *out) {
       show_bounded(out, event->value, false);
       break;
     case EV_MVAR:
-      /* "putMVar <mvar m>"; a try that did nothing says why */
+      /* "putMVar <mvar m> 3"; a try that did nothing says why */
       show_bounded(out, event->value, false);
       if (!event->count) buf_printf(out, ": %s", event->mode == MVAR_OP_TRY_PUT ? "full" : "empty");
+      else show_datum(out, event->datum);
       break;
     case EV_READ_TVAR_IO:
       show_bounded(out, event->value, false);
+      show_datum(out, event->datum);
       break;
     case EV_COMMITTED:
       if (!event->count) break;

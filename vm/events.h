@@ -48,6 +48,7 @@ typedef struct {
   int count;
   int64_t ns;           /* nanoseconds                                     */
   Value value;
+  Value datum;          /* MVAR, READ_TVAR_IO: the value put, got or read */
   ObjThread *other;
   ObjTVar **tvars;
   const char *text;

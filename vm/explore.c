@@ -125,6 +125,8 @@ typedef struct {
   int parent;         /* key of the parent, -1 for main */
   int child;          /* child number under it          */
   char *id;           /* "main", "2.1": made when asked */
+  uint64_t stable;    /* a hash of its fork-tree path: unlike the key,
+                         the same in every process and after any runs */
 } KeyInfo;
 
 struct Explorer {
@@ -270,7 +272,8 @@ static int intern_key(Explorer *ex, int parent, int child) {
   }
   GROW(ex->keys, ex->key_count, ex->key_capacity);
   int key = ex->key_count++;
-  ex->keys[key] = (KeyInfo){parent, child, NULL};
+  uint64_t above = parent < 0 ? 0x6d61696eull : ex->keys[parent].stable;
+  ex->keys[key] = (KeyInfo){parent, child, NULL, splitmix64_mix(above ^ ((uint64_t)(uint32_t)child << 1))};
   table_insert(ex, key);
   if (ex->key_count > ex->per_key_capacity) {
     int capacity = ex->per_key_capacity ? 2 * ex->per_key_capacity : 64;
@@ -957,7 +960,7 @@ static int decide(Explorer *ex, bool point, int n) {
     case EXPLORE_DFS:
     case EXPLORE_EXHAUSTIVE: k = dfs_choose(ex, point, n); break;
   }
-  if (k >= 0) ex->hash = (ex->hash ^ (uint64_t)(cand_key(ex, k) + 1)) * 0x100000001b3ull;
+  if (k >= 0) ex->hash = (ex->hash ^ ex->keys[cand_key(ex, k)].stable) * 0x100000001b3ull;
   if (k <= 0) {
     if (k < 0) ex->abandoned = ex->strategy != EXPLORE_REPLAY;
     return k;
@@ -994,7 +997,7 @@ static ObjThread *pct_decide(Explorer *ex, bool point, ObjThread *previous, ObjT
   touch(ex, kf);
   ObjThread *chosen = ex->priority[kb] > ex->priority[kf] ? best : first;
   int kc = chosen == first ? kf : kb;
-  ex->hash = (ex->hash ^ (uint64_t)(kc + 1)) * 0x100000001b3ull;
+  ex->hash = (ex->hash ^ ex->keys[kc].stable) * 0x100000001b3ull;
   if (chosen == first) return first;
   GROW(ex->devs, ex->dev_count, ex->dev_capacity);
   ex->devs[ex->dev_count++] = (Deviation){ex->steps, ex->vm->now, kb, kf, point};

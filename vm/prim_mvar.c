@@ -31,9 +31,9 @@ static PrimResult park(VM *vm, ObjThread *thread, Value *args, ObjMVar *mvar, Bl
  * before it acts, so that a hand-off's wake follows it: each is a
  * scheduling point, and a leak or a lost hand-off often happens in exactly
  * such a put or take. */
-static void traced(VM *vm, ObjThread *thread, ObjMVar *mvar, MVarOp op, bool done, bool by_prelude) {
+static void traced(VM *vm, ObjThread *thread, ObjMVar *mvar, MVarOp op, bool done, Value datum, bool by_prelude) {
   vm_event(vm, .kind = EV_MVAR, .thread = thread, .internal = by_prelude, .mode = op, .count = done,
-           .value = OBJ_VAL(mvar));
+           .value = OBJ_VAL(mvar), .datum = datum);
 }
 
 /* takeMVar and readMVar: the value now, or park until a put hands it over
@@ -41,7 +41,8 @@ static void traced(VM *vm, ObjThread *thread, ObjMVar *mvar, MVarOp op, bool don
 static PrimResult take_or_read(VM *vm, ObjThread *thread, Value *args, BlockReason reason, bool by_prelude) {
   ObjMVar *mvar = AS_MVAR(args[0]);
   Value value;
-  if (mvar->full) traced(vm, thread, mvar, reason == BLOCKED_TAKE ? MVAR_OP_TAKE : MVAR_OP_READ, true, by_prelude);
+  if (mvar->full)
+    traced(vm, thread, mvar, reason == BLOCKED_TAKE ? MVAR_OP_TAKE : MVAR_OP_READ, true, mvar->value, by_prelude);
   if (reason == BLOCKED_TAKE ? mvar_try_take(vm, mvar, &value) : mvar_try_read(mvar, &value))
     return prim_return_at_point(vm, thread, args, value, &mvar->obj, reason == BLOCKED_TAKE);
   return park(vm, thread, args, mvar, reason, UNIT_VAL);
@@ -58,7 +59,7 @@ PrimResult prim_read_mvar(VM *vm, ObjThread *thread, Value *args, bool by_prelud
 PrimResult prim_put_mvar(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   ObjMVar *mvar = AS_MVAR(args[0]);
   Value value = args[1];
-  if (!mvar->full) traced(vm, thread, mvar, MVAR_OP_PUT, true, by_prelude);
+  if (!mvar->full) traced(vm, thread, mvar, MVAR_OP_PUT, true, value, by_prelude);
   if (mvar_try_put(vm, mvar, value)) return prim_return_at_point(vm, thread, args, UNIT_VAL, &mvar->obj, true);
   return park(vm, thread, args, mvar, BLOCKED_PUT, value);
 }
@@ -66,7 +67,7 @@ PrimResult prim_put_mvar(VM *vm, ObjThread *thread, Value *args, bool by_prelude
 PrimResult prim_try_take_mvar(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   Value value;
   ObjMVar *mvar = AS_MVAR(args[0]);
-  traced(vm, thread, mvar, MVAR_OP_TRY_TAKE, mvar->full, by_prelude);
+  traced(vm, thread, mvar, MVAR_OP_TRY_TAKE, mvar->full, mvar->value, by_prelude);
   if (!mvar_try_take(vm, mvar, &value)) return prim_return_at_point(vm, thread, args, NONE_VAL, &mvar->obj, true);
   args[0] = value; /* rooted while some() allocates, and the MVar too: */
   gc_push_root(vm, OBJ_VAL(mvar)); /* exploration records the access after */
@@ -79,7 +80,7 @@ PrimResult prim_try_take_mvar(VM *vm, ObjThread *thread, Value *args, bool by_pr
 PrimResult prim_try_read_mvar(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   Value value;
   ObjMVar *mvar = AS_MVAR(args[0]);
-  traced(vm, thread, mvar, MVAR_OP_TRY_READ, mvar->full, by_prelude);
+  traced(vm, thread, mvar, MVAR_OP_TRY_READ, mvar->full, mvar->value, by_prelude);
   if (!mvar_try_read(mvar, &value)) return prim_return_at_point(vm, thread, args, NONE_VAL, &mvar->obj, false);
   ObjSome *some = obj_some(vm, value); /* value stays in the MVar, rooted by args[0] */
   return prim_return_at_point(vm, thread, args, OBJ_VAL(some), &mvar->obj, false);
@@ -87,7 +88,7 @@ PrimResult prim_try_read_mvar(VM *vm, ObjThread *thread, Value *args, bool by_pr
 
 PrimResult prim_try_put_mvar(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   ObjMVar *mvar = AS_MVAR(args[0]);
-  traced(vm, thread, mvar, MVAR_OP_TRY_PUT, !mvar->full, by_prelude);
+  traced(vm, thread, mvar, MVAR_OP_TRY_PUT, !mvar->full, args[1], by_prelude);
   bool put = mvar_try_put(vm, mvar, args[1]);
   return prim_return_at_point(vm, thread, args, BOOL_VAL(put), &mvar->obj, true);
 }

@@ -24,7 +24,8 @@ PrimResult prim_read_tvar_io(VM *vm, ObjThread *thread, Value *args, bool by_pre
     stm_read(vm, tvar);
     return prim_return(thread, args, tvar->value);
   }
-  vm_event(vm, .kind = EV_READ_TVAR_IO, .thread = thread, .internal = by_prelude, .value = OBJ_VAL(tvar));
+  vm_event(vm, .kind = EV_READ_TVAR_IO, .thread = thread, .internal = by_prelude, .value = OBJ_VAL(tvar),
+           .datum = tvar->value);
   return prim_return_at_point(vm, thread, args, tvar->value, &tvar->obj, false);
 }
 

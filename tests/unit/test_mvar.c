@@ -364,13 +364,13 @@ static void test_program_takers_fifo(void **state) {
                   "       0ns  1            takeMVar blocked on <mvar box>\n"
                   "       0ns  2            takeMVar blocked on <mvar box>\n"
                   "       0ns  3            takeMVar blocked on <mvar box>\n"
-                  "       0ns  main         putMVar <mvar box>\n"
+                  "       0ns  main         putMVar <mvar box> 1\n"
                   "       0ns  1            wake\n"
-                  "       0ns  main         putMVar <mvar box>\n"
+                  "       0ns  main         putMVar <mvar box> 2\n"
                   "       0ns  2            wake\n"
-                  "       0ns  main         putMVar <mvar box>\n"
+                  "       0ns  main         putMVar <mvar box> 3\n"
                   "       0ns  3            wake\n"
-                  "       0ns  main         putMVar <mvar box>\n"
+                  "       0ns  main         putMVar <mvar box> 4\n"
                   "       0ns  main         say \"main put 4\"\n");
 }
 
