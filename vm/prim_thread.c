@@ -122,22 +122,32 @@ static ObjRecord *async_record(VM *vm, int first, Value a, int second, Value b) 
   return record;
 }
 
-/* labelTVar(var, "async " ++ show(t)), then #{thread: t, result: var}, and
- * the masking state restored: an exception that waited for the thread to
- * unmask is raised now, as withMaskingState's end raises it. The label is
- * the thread's: show() spells it out, so most asyncs never format it. */
+/* The masking state restored (an exception that waited for the thread to
+ * unmask is raised now, as withMaskingState's end raises it), then
+ * atomically(labelTVar(var, "async " ++ show(t))) and #{thread: t, result:
+ * var}. io-sim's async (IOSim's MonadAsync instance, io-sim
+ * Control/Monad/IOSim/Types.hs) forks inside mask, then labels the result
+ * with labelTMVarIO, a transaction of its own (io-classes' default,
+ * atomically . labelTMVar), and every commit puts the thread behind the
+ * run queue (io-sim's Internal.hs: deschedule Yield after
+ * StmTxCommitted): so the child, queued at the fork, runs before async
+ * returns. The label is the thread's: show() spells it out, so most asyncs
+ * never format it. */
 PrimResult op_async_done(VM *vm, ObjThread *thread, CallFrame *frame) {
   Value var = frame->slots[ASYNC_VAR_SLOT], child = frame->slots[ASYNC_THREAD];
-  AS_TVAR(var)->label = NULL;
-  AS_TVAR(var)->async_thread = AS_THREAD(child);
+  bool internal = frame->closure->proto->prelude;
   ObjRecord *record = async_record(vm, ASYNC_NAME_THREAD, child, ASYNC_NAME_RESULT, var);
   *thread->sp++ = OBJ_VAL(record);
-  prim_set_mask(vm, thread, (MaskState)AS_INT(frame->slots[ASYNC_SAVED_MASK]), frame->closure->proto->prelude);
+  prim_set_mask(vm, thread, (MaskState)AS_INT(frame->slots[ASYNC_SAVED_MASK]), internal);
   if (thread->mask == MASK_NONE && thread->pending_count) {
     *thread->sp++ = sched_take_pending(vm, thread);
     return PRIM_RAISE;
   }
-  return PRIM_NEXT;
+  stm_begin(vm, thread);
+  AS_TVAR(var)->label = NULL;
+  AS_TVAR(var)->async_thread = AS_THREAD(child);
+  stm_commit(vm, thread, internal);
+  return sched_yield_thread(vm, thread) ? PRIM_SWITCH : PRIM_NEXT;
 }
 
 /* The async's thread (vm.c's make_async_thread): slots 1 to 3 hold outer,
