@@ -300,6 +300,16 @@ static void coverage_add_run(Coverage *c, const ChoiceLog *log) {
   }
 }
 
+/* Add one Coverage into another. */
+static void coverage_merge(Coverage *into, const Coverage *c) {
+  for (int k = 0; k < CHOICE_KINDS; k++) {
+    into->totals[k] += c->totals[k];
+    into->changed[k] += c->changed[k];
+  }
+  for (int i = 0; i < c->fault_count; i++)
+    coverage_add_fault(into, c->faults[i].name, c->faults[i].reached, c->faults[i].fired);
+}
+
 static void coverage_free(Coverage *c) {
   for (int i = 0; i < c->fault_count; i++) free(c->faults[i].name);
   free(c->faults);
@@ -401,6 +411,45 @@ typedef struct {
 static bool put(FILE *out, const void *data, size_t size) { return fwrite(data, 1, size, out) == size; }
 static bool get(FILE *in, void *data, size_t size) { return fread(data, 1, size, in) == size; }
 
+static char *get_text(FILE *in, uint32_t length);
+
+/* A Coverage down a pipe: the counts by kind, then each fault point. */
+static bool put_coverage(FILE *out, const Coverage *c) {
+  bool ok = put(out, c->totals, sizeof c->totals) && put(out, c->changed, sizeof c->changed) &&
+            put(out, &c->fault_count, sizeof c->fault_count);
+  for (int i = 0; i < c->fault_count && ok; i++) {
+    uint32_t length = (uint32_t)strlen(c->faults[i].name);
+    ok = put(out, &length, sizeof length) && put(out, c->faults[i].name, length) &&
+         put(out, &c->faults[i].reached, sizeof(uint64_t)) && put(out, &c->faults[i].fired, sizeof(uint64_t));
+  }
+  return ok;
+}
+
+/* One read back, added into *c. */
+static bool get_coverage(FILE *in, Coverage *c) {
+  uint64_t totals[CHOICE_KINDS], changed[CHOICE_KINDS];
+  int count;
+  if (!get(in, totals, sizeof totals) || !get(in, changed, sizeof changed) || !get(in, &count, sizeof count) ||
+      count < 0 || count > 1000000)
+    return false;
+  for (int k = 0; k < CHOICE_KINDS; k++) {
+    c->totals[k] += totals[k];
+    c->changed[k] += changed[k];
+  }
+  for (int i = 0; i < count; i++) {
+    uint32_t length;
+    uint64_t reached, fired;
+    if (!get(in, &length, sizeof length) || length > 1000) return false;
+    char *name = get_text(in, length);
+    if (!name) return false;
+    bool ok = get(in, &reached, sizeof reached) && get(in, &fired, sizeof fired);
+    if (ok && reached) coverage_add_fault(c, name, reached, fired);
+    free(name);
+    if (!ok) return false;
+  }
+  return true;
+}
+
 static void child_sweep(Context *cx, int job, int jobs, uint64_t size, FILE *out) {
   for (uint64_t chunk = (uint64_t)job; chunk * CHUNK < size; chunk += (uint64_t)jobs) {
     for (uint64_t i = chunk * CHUNK; i < size && i < (chunk + 1) * CHUNK; i++) {
@@ -415,17 +464,11 @@ static void child_sweep(Context *cx, int job, int jobs, uint64_t size, FILE *out
     if (!put(out, &end, sizeof end)) _exit(1);
   }
   /* then its choices' totals and fault points */
-  const ChoiceLog *log = explore_choices(cx->ex);
-  WireRecord end = {.id = CHILD_END, .length = (uint32_t)log->fault_count};
-  if (!put(out, &end, sizeof end) || !put(out, log->totals, sizeof log->totals) ||
-      !put(out, log->changed, sizeof log->changed))
-    _exit(1);
-  for (int i = 0; i < log->fault_count; i++) {
-    uint32_t length = (uint32_t)strlen(log->faults[i].name);
-    if (!put(out, &length, sizeof length) || !put(out, log->faults[i].name, length) ||
-        !put(out, &log->faults[i].reached, sizeof(uint64_t)) || !put(out, &log->faults[i].fired, sizeof(uint64_t)))
-      _exit(1);
-  }
+  Coverage totals;
+  memset(&totals, 0, sizeof totals);
+  coverage_add(&totals, explore_choices(cx->ex));
+  WireRecord end = {.id = CHILD_END};
+  if (!put(out, &end, sizeof end) || !put_coverage(out, &totals)) _exit(1);
   if (fflush(out) != 0) _exit(1);
 }
 
@@ -442,25 +485,7 @@ static char *get_text(FILE *in, uint32_t length) {
 /* A child's totals, after its last chunk. */
 static bool read_totals(FILE *in, Sweep *s) {
   WireRecord w;
-  if (!get(in, &w, sizeof w) || w.id != CHILD_END) return false;
-  uint64_t totals[CHOICE_KINDS], changed[CHOICE_KINDS];
-  if (!get(in, totals, sizeof totals) || !get(in, changed, sizeof changed)) return false;
-  for (int k = 0; k < CHOICE_KINDS; k++) {
-    s->coverage.totals[k] += totals[k];
-    s->coverage.changed[k] += changed[k];
-  }
-  for (uint32_t i = 0; i < w.length; i++) {
-    uint32_t length;
-    uint64_t reached, fired;
-    if (!get(in, &length, sizeof length) || length > 1000) return false;
-    char *name = get_text(in, length);
-    if (!name) return false;
-    bool ok = get(in, &reached, sizeof reached) && get(in, &fired, sizeof fired);
-    if (ok && reached) coverage_add_fault(&s->coverage, name, reached, fired);
-    free(name);
-    if (!ok) return false;
-  }
-  return true;
+  return get(in, &w, sizeof w) && w.id == CHILD_END && get_coverage(in, &s->coverage);
 }
 
 static bool parallel_sweep(Context *cx, Sweep *s, uint64_t size) {
@@ -681,40 +706,9 @@ static bool put_run_choices(FILE *out, const ChoiceLog *log) {
   Coverage c;
   memset(&c, 0, sizeof c);
   coverage_add_run(&c, log);
-  bool ok = put(out, c.totals, sizeof c.totals) && put(out, c.changed, sizeof c.changed) &&
-            put(out, &c.fault_count, sizeof c.fault_count);
-  for (int i = 0; i < c.fault_count && ok; i++) {
-    uint32_t length = (uint32_t)strlen(c.faults[i].name);
-    ok = put(out, &length, sizeof length) && put(out, c.faults[i].name, length) &&
-         put(out, &c.faults[i].reached, sizeof(uint64_t)) && put(out, &c.faults[i].fired, sizeof(uint64_t));
-  }
+  bool ok = put_coverage(out, &c);
   coverage_free(&c);
   return ok;
-}
-
-static bool get_run_choices(FILE *in, Coverage *c) {
-  Coverage run;
-  memset(&run, 0, sizeof run);
-  int count;
-  if (!get(in, run.totals, sizeof run.totals) || !get(in, run.changed, sizeof run.changed) ||
-      !get(in, &count, sizeof count) || count < 0 || count > 1000000)
-    return false;
-  for (int k = 0; k < CHOICE_KINDS; k++) {
-    c->totals[k] += run.totals[k];
-    c->changed[k] += run.changed[k];
-  }
-  for (int i = 0; i < count; i++) {
-    uint32_t length;
-    uint64_t reached, fired;
-    if (!get(in, &length, sizeof length) || length > 1000) return false;
-    char *name = get_text(in, length);
-    if (!name) return false;
-    bool ok = get(in, &reached, sizeof reached) && get(in, &fired, sizeof fired);
-    if (ok) coverage_add_fault(c, name, reached, fired);
-    free(name);
-    if (!ok) return false;
-  }
-  return true;
 }
 
 static void dfs_send(Context *cx, Sweep *s, RunFate fate, Record *r, const Schedule *found, int bound, void *user) {
@@ -766,7 +760,7 @@ static bool stream_next(Context *cx, DfsStream *st) {
   if (st->d.has_schedule && !get_schedule(st->in, cx->ex, &st->schedule)) return false;
   coverage_free(&st->choices);
   memset(&st->choices, 0, sizeof st->choices);
-  return get_run_choices(st->in, &st->choices);
+  return get_coverage(st->in, &st->choices);
 }
 
 static bool parallel_dfs(Context *cx, Sweep *s) {
@@ -823,13 +817,7 @@ static bool parallel_dfs(Context *cx, Sweep *s) {
       Record r = {++number, st->d.w.failure, explore_kinds[st->d.w.kind < 7 ? st->d.w.kind : 0], st->text,
                   st->where, st->d.w.steps, st->d.w.deviations, st->d.w.preemptions, st->d.w.hash};
       if (st->d.bound > s->bound) s->bound = st->d.bound;
-      for (int k = 0; k < CHOICE_KINDS; k++) {
-        s->coverage.totals[k] += st->choices.totals[k];
-        s->coverage.changed[k] += st->choices.changed[k];
-      }
-      for (int i = 0; i < st->choices.fault_count; i++)
-        coverage_add_fault(&s->coverage, st->choices.faults[i].name, st->choices.faults[i].reached,
-                           st->choices.faults[i].fired);
+      coverage_merge(&s->coverage, &st->choices);
       take_record(cx, s, &r, st->d.has_schedule ? &st->schedule : NULL);
       show_progress(s, false);
     } else {

@@ -25,4 +25,15 @@ void *mem_malloc(size_t size);
 /* The name vm/ and compiler/ use for mem_realloc. */
 static inline void *xrealloc(void *ptr, size_t size) { return mem_realloc(ptr, size); }
 
+/* Room for one more element at array[count]: the array (of `capacity`
+ * elements) doubles, from 16, when full. */
+#define GROW(array, count, capacity)                                      \
+  do {                                                                    \
+    if ((count) >= (capacity)) {                                          \
+      (capacity) = (capacity) ? (capacity) * 2 : 16;                      \
+      if ((capacity) <= (count)) (capacity) = (count) + 1;                \
+      (array) = xrealloc((array), (size_t)(capacity) * sizeof *(array));  \
+    }                                                                     \
+  } while (0)
+
 #endif

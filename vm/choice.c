@@ -10,15 +10,6 @@
 #include "../base/alloc.h"
 #include "random.h"
 
-#define GROW(array, count, capacity)                                      \
-  do {                                                                    \
-    if ((count) >= (capacity)) {                                          \
-      (capacity) = (capacity) ? (capacity) * 2 : 16;                      \
-      if ((capacity) <= (count)) (capacity) = (count) + 1;                \
-      (array) = xrealloc((array), (size_t)(capacity) * sizeof *(array));  \
-    }                                                                     \
-  } while (0)
-
 void choice_jitter_range(int64_t nominal, uint32_t ppm, int64_t *lo, int64_t *hi) {
   /* in 128 bits: nominal * ppm overflows 64 for long durations */
   int64_t spread = (int64_t)((__int128)nominal * ppm / 1000000);

@@ -11,15 +11,6 @@
 #include "random.h"
 #include "sched.h"
 
-#define GROW(array, count, capacity)                                      \
-  do {                                                                    \
-    if ((count) >= (capacity)) {                                          \
-      (capacity) = (capacity) ? (capacity) * 2 : 16;                      \
-      if ((capacity) <= (count)) (capacity) = (count) + 1;                \
-      (array) = xrealloc((array), (size_t)(capacity) * sizeof *(array));  \
-    }                                                                     \
-  } while (0)
-
 /* ---- footprints: what a transition touched ----
  * An object is a TVar or MVar (its explore_id, tag bit 0) or a thread (its
  * key, tag bit 1); each item is the object shifted left once, with the low

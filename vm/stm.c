@@ -7,14 +7,6 @@
 #include "explore.h"
 #include "sched.h"
 
-#define GROW(array, count, capacity)                                          \
-  do {                                                                        \
-    if ((count) == (capacity)) {                                              \
-      (capacity) = (capacity) ? (capacity) * 2 : 8;                           \
-      (array) = xrealloc((array), (size_t)(capacity) * sizeof *(array));       \
-    }                                                                         \
-  } while (0)
-
 void stm_begin(VM *vm, ObjThread *thread) {
   thread->in_transaction = true;
   vm->stm.id = ++vm->transaction_counter;
