@@ -488,6 +488,26 @@ static bool read_totals(FILE *in, Sweep *s) {
   return get(in, &w, sizeof w) && w.id == CHILD_END && get_coverage(in, &s->coverage);
 }
 
+/* A --jobs process and a pipe from it: in the parent, the child's pid (-1,
+ * reported, when it cannot start) and *in the pipe's read end; in the
+ * child, 0 and *out its write end. */
+static pid_t start_job(FILE **in, FILE **out) {
+  int fds[2];
+  pid_t pid = -1;
+  if (pipe(fds) != 0 || (pid = fork()) < 0) {
+    fprintf(stderr, "simvm: cannot start --jobs: %s\n", strerror(errno));
+    return -1;
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    *out = fdopen(fds[1], "w");
+  } else {
+    close(fds[1]);
+    *in = fdopen(fds[0], "r");
+  }
+  return pid;
+}
+
 static bool parallel_sweep(Context *cx, Sweep *s, uint64_t size) {
   int jobs = cx->options->jobs;
   uint64_t chunks = (size + CHUNK - 1) / CHUNK;
@@ -497,26 +517,13 @@ static bool parallel_sweep(Context *cx, Sweep *s, uint64_t size) {
   fflush(stdout);
   fflush(stderr);
   for (int j = 0; j < jobs; j++) {
-    int fds[2];
-    if (pipe(fds) != 0) {
-      fprintf(stderr, "simvm: cannot start --jobs: %s\n", strerror(errno));
-      return false;
-    }
-    pid_t pid = fork();
-    if (pid < 0) {
-      fprintf(stderr, "simvm: cannot start --jobs: %s\n", strerror(errno));
-      return false;
-    }
-    if (pid == 0) {
-      close(fds[0]);
+    FILE *out;
+    if ((pids[j] = start_job(&from[j], &out)) < 0) return false;
+    if (pids[j] == 0) {
       for (int k = 0; k < j; k++) fclose(from[k]);
-      FILE *out = fdopen(fds[1], "w");
       child_sweep(cx, j, jobs, size, out);
       _exit(0);
     }
-    close(fds[1]);
-    pids[j] = pid;
-    from[j] = fdopen(fds[0], "r");
   }
   bool ok = true;
   for (uint64_t chunk = 0; chunk < chunks && ok; chunk++) {
@@ -773,15 +780,11 @@ static bool parallel_dfs(Context *cx, Sweep *s) {
   fflush(stderr);
   int slices = (int)o->shards * jobs, first = (int)(o->shard - 1) * jobs;
   for (int j = 0; j < jobs; j++) {
-    int fds[2];
-    if (pipe(fds) != 0 || (pids[j] = fork()) < 0) {
-      fprintf(stderr, "simvm: cannot start --jobs: %s\n", strerror(errno));
-      return false;
-    }
+    FILE *out;
+    if ((pids[j] = start_job(&streams[j].in, &out)) < 0) return false;
     if (pids[j] == 0) {
-      close(fds[0]);
       for (int k = 0; k < j; k++) fclose(streams[k].in);
-      DfsChild child = {fdopen(fds[1], "w"), {0}};
+      DfsChild child = {out, {0}};
       Sweep mine;
       memset(&mine, 0, sizeof mine);
       explore_split(cx->ex, first + j, slices);
@@ -791,8 +794,6 @@ static bool parallel_dfs(Context *cx, Sweep *s) {
       if (!put(child.out, &end, sizeof end) || !put(child.out, tail, sizeof tail) || fflush(child.out) != 0) _exit(1);
       _exit(0);
     }
-    close(fds[1]);
-    streams[j].in = fdopen(fds[0], "r");
   }
   bool ok = true;
   for (int j = 0; j < jobs && ok; j++) ok = stream_next(cx, &streams[j]);
@@ -1022,17 +1023,16 @@ static bool settle_failure(Context *cx, Sweep *s, Failure *f, int n) {
   uint64_t winner = c->first;
   for (int k = 0; k < tries; k++) {
     uint64_t seed = candidate(cx, c, k, &trial);
+    /* the choices of the story as found: all but the draws at their default */
+    int others = 0;
+    for (int i = 0; i < trial.choice_count; i++)
+      others += choice_differs(&trial.choices[i], trial.orders) || choice_family(trial.choices[i].kind) != FAMILY_DRAW;
     if (k == 0) { /* the first run, as found, for the report */
       f->before_devs = trial.dev_count;
       f->before_preemptions = schedule_preemptions(&trial);
-      f->before_choices = 0;
-      for (int i = 0; i < trial.choice_count; i++)
-        f->before_choices += choice_differs(&trial.choices[i], trial.orders) ||
-                             choice_family(trial.choices[i].kind) != FAMILY_DRAW;
+      f->before_choices = others;
     }
-    int before = trial.dev_count;
-    for (int i = 0; i < trial.choice_count; i++)
-      before += choice_differs(&trial.choices[i], trial.orders) || choice_family(trial.choices[i].kind) != FAMILY_DRAW;
+    int before = trial.dev_count + others;
     Shrinker shr = {cx, c->kind, c->where, seed, 0, 0, {0}};
     if (o->shrink) {
       shrink_schedule(&shr, &trial);

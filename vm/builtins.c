@@ -282,23 +282,25 @@ static bool nat_type_of(VM *vm, Value *args, Value *result) {
   return true;
 }
 
-/* "ThreadKilled", "ErrorCall", "AssertionFailed", "Timeout"; for a thrown record with a string
- * field `kind`, that; otherwise the thrown value's type name. */
-static bool nat_exception_kind(VM *vm, Value *args, Value *result) {
-  Value e = args[0];
-  const char *kind = value_type_name(e);
+const char *exception_kind_name(Value e, Value *kind) {
   if (IS_EXCEPTION(e))
-    kind = AS_EXCEPTION(e)->kind == EXC_KILLED ? "ThreadKilled" : AS_EXCEPTION(e)->kind == EXC_ASSERT ? "AssertionFailed" : "ErrorCall";
-  else if (IS_TIMEOUT(e)) kind = "Timeout";
-  else if (IS_RECORD(e)) {
+    return AS_EXCEPTION(e)->kind == EXC_KILLED ? "ThreadKilled" : AS_EXCEPTION(e)->kind == EXC_ASSERT ? "AssertionFailed" : "ErrorCall";
+  if (IS_TIMEOUT(e)) return "Timeout";
+  if (IS_RECORD(e)) {
     ObjRecord *record = AS_RECORD(e);
     for (int i = 0; i < record->count; i++)
       if (strcmp(record->fields[i].name->chars, "kind") == 0 && IS_STRING(record->fields[i].value)) {
-        *result = record->fields[i].value;
-        return true;
+        *kind = record->fields[i].value;
+        return NULL;
       }
   }
-  *result = OBJ_VAL(obj_cstring(vm, kind));
+  return value_type_name(e);
+}
+
+static bool nat_exception_kind(VM *vm, Value *args, Value *result) {
+  Value kind;
+  const char *name = exception_kind_name(args[0], &kind);
+  *result = name ? OBJ_VAL(obj_cstring(vm, name)) : kind;
   return true;
 }
 

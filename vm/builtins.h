@@ -47,6 +47,11 @@ static inline bool builtin_is_action(const Builtin *builtin) { return builtin->p
 /* The builtin named `name`, or NULL. */
 const Builtin *builtin_find(const char *name);
 
+/* exceptionKind(e): "ThreadKilled", "ErrorCall", "AssertionFailed",
+ * "Timeout", or the thrown value's type name; NULL, with *kind set to it,
+ * for a thrown record with a string field `kind`. */
+const char *exception_kind_name(Value e, Value *kind);
+
 /* rt_error (vm/state.h) records the message of a native's runtime error. */
 
 #endif

@@ -170,11 +170,11 @@ struct Explorer {
   bool strict;
   ReplayMismatch mismatch;
 
-  /* depth-first */
   /* choices beyond the schedule (vm/choice.h) */
   ChoiceLog choices;
   uint64_t hash;              /* of the run's decisions (explore_run_hash)   */
 
+  /* depth-first */
   int bound;
   bool pruned;
   bool count_deviations;      /* the bound is on deviations, not preemptions */
@@ -1334,27 +1334,12 @@ static void deadlock_place(VM *vm, Buffer *where) {
   free(places);
 }
 
-/* A record's string field `kind`, appended; false if it has none. */
-static bool record_kind(const ObjRecord *record, Buffer *out) {
-  for (int i = 0; i < record->count; i++) {
-    if (strcmp(record->fields[i].name->chars, "kind") != 0 || !IS_STRING(record->fields[i].value)) continue;
-    value_show_line(out, record->fields[i].value, false, 60);
-    return true;
-  }
-  return false;
-}
-
 /* An uncaught exception's kind, as exceptionKind gives it. */
 static void exception_class(Buffer *out, Value e) {
-  if (IS_EXCEPTION(e)) {
-    ExceptionKind kind = AS_EXCEPTION(e)->kind;
-    buf_printf(out, "%s", kind == EXC_KILLED ? "ThreadKilled" : kind == EXC_ASSERT ? "AssertionFailed" : "ErrorCall");
-  } else if (IS_TIMEOUT(e)) {
-    buf_printf(out, "Timeout");
-  } else if (IS_RECORD(e) && record_kind(AS_RECORD(e), out)) {
-  } else {
-    buf_printf(out, "%s", value_type_name(e));
-  }
+  Value kind;
+  const char *name = exception_kind_name(e, &kind);
+  if (name) buf_printf(out, "%s", name);
+  else value_show_line(out, kind, false, 60);
 }
 
 static bool describe(VM *vm, SimStatus status, bool fail_on_limit, const char **kind, Buffer *out, Buffer *where) {
