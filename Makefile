@@ -162,7 +162,8 @@ $(BUILD)/fuzz/replay_%: tests/fuzz/%.c tests/fuzz/replay.c tests/fuzz/fuzz.h $(C
 	$(SAY) CC '$< (replay)'
 	$(Q)$(CC) $(ALL_CFLAGS) $(NO_LTO) -o $@ $< tests/fuzz/replay.c $(CORE_OBJ) $(LDLIBS)
 
-$(FUZZ_SEEDS): $(BUILD)/simc tests/fuzz/make_seeds.sh $(shell find tests/lang examples bench -name '*.sim' 2>/dev/null)
+$(FUZZ_SEEDS): $(BUILD)/simc tests/fuzz/make_seeds.sh tests/fuzz/make_findings.sh $(wildcard tests/fuzz/findings/*.sim) \
+               $(shell find tests/lang examples bench -name '*.sim' 2>/dev/null)
 	$(SAY) SEEDS $(BUILD)/fuzz/seeds
 	$(Q)sh tests/fuzz/make_seeds.sh $(BUILD)/simc $(BUILD)/fuzz/seeds >/dev/null
 	@touch $@
@@ -173,7 +174,7 @@ $(BUILD)/fuzz/fuzz_source.dict: tests/fuzz/gen_dict.sh lang/lexer.re vm/builtins
 
 fuzz-replay: $(patsubst %,$(BUILD)/fuzz/replay_%,$(FUZZ_TARGETS)) $(FUZZ_SEEDS)
 	@$(BUILD)/fuzz/replay_fuzz_source tests/fuzz/corpus/source $(BUILD)/fuzz/seeds/source
-	@$(BUILD)/fuzz/replay_fuzz_bytecode tests/fuzz/corpus/bytecode $(BUILD)/fuzz/seeds/bytecode
+	@$(BUILD)/fuzz/replay_fuzz_bytecode $(BUILD)/fuzz/seeds/bytecode
 
 # libFuzzer targets, in their own build tree (make fuzz)
 $(BUILD)/fuzz/fuzz_source: tests/fuzz/fuzz_source.c tests/fuzz/fuzz.h $(CORE_OBJ)

@@ -24,5 +24,5 @@ sh tests/fuzz/make_seeds.sh "$build/simc" "$build/seeds"
 for kind in source bytecode; do
   rm -f "$OUT/fuzz_${kind}_seed_corpus.zip"
   (cd "$build/seeds/$kind" && zip -q -j "$OUT/fuzz_${kind}_seed_corpus.zip" ./*)
-  (cd tests/fuzz/corpus/$kind && ls | grep -q . && zip -q -j "$OUT/fuzz_${kind}_seed_corpus.zip" ./*) || true
+  [ -d tests/fuzz/corpus/$kind ] && (cd tests/fuzz/corpus/$kind && ls | grep -q . && zip -q -j "$OUT/fuzz_${kind}_seed_corpus.zip" ./*) || true
 done

@@ -3,7 +3,8 @@
 # examples and bench (but the modules in imports directories) for the
 # source fuzzer; for the bytecode fuzzer, those compiled with simc
 # --no-prelude (small files: mutations land on the script's code, not the
-# prelude's), plus two compiled with the prelude.
+# prelude's), plus two compiled with the prelude, and the bytecode
+# findings (make_findings.sh).
 # usage: make_seeds.sh SIMC OUT_DIR   (makes OUT_DIR/source and OUT_DIR/bytecode)
 set -u
 simc=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -23,4 +24,5 @@ for script in examples/race.sim tests/lang/stm/tqueue.sim; do
   name=$(echo "$script" | tr '/' '_')
   "$simc" -o "$out/bytecode/prelude_${name%.sim}.simc" "$root/$script" || exit 1
 done
+sh "$root/tests/fuzz/make_findings.sh" "$simc" "$out/bytecode" || exit 1
 echo "seeds: $(ls "$out/source" | wc -l) scripts, $(ls "$out/bytecode" | wc -l) bytecode files"

@@ -22,9 +22,11 @@ for target in "$@"; do
   dict=()
   [ -f "$build/fuzz/$target.dict" ] && dict=(-dict="$build/fuzz/$target.dict")
   max_len=${FUZZ_MAX_LEN:-$(sed -n 's/^max_len *= *//p' "$root/tests/fuzz/$target.options")}
+  committed=()  # the bytecode findings are made into the seeds (make_findings.sh)
+  [ -d "$root/tests/fuzz/corpus/$kind" ] && committed=("$root/tests/fuzz/corpus/$kind")
   (cd "$findings" && "$build/fuzz/$target" -jobs=1 -workers=1 -max_total_time="$seconds" "${dict[@]}" \
     -max_len="${max_len:-8192}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$findings/" \
-    "$work" "$root/tests/fuzz/corpus/$kind" "$build/fuzz/seeds/$kind") >"$findings/run.out" 2>&1
+    "$work" "${committed[@]}" "$build/fuzz/seeds/$kind") >"$findings/run.out" 2>&1
   status=$?
   log="$findings/fuzz-0.log"
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
