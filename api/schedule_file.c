@@ -237,7 +237,7 @@ static int split_words(char *text, char **words, int max) {
 
 static const char *parse_choice_words(Explorer *ex, ScheduleFile *f, char *text, char **w, int n);
 
-/* A choice line (random, delay, timeout, registerDelay, fault, timers):
+/* A choice line (random, delay, timeout, registerDelay, newTimeout, fault, timers):
  * NULL when well formed, else what is wrong. */
 static const char *parse_choice(Explorer *ex, ScheduleFile *f, char *text) {
   size_t length = strlen(text);
@@ -297,7 +297,7 @@ static const char *parse_choice_words(Explorer *ex, ScheduleFile *f, char *text,
     add_choice(&f->schedule, c);
     return NULL;
   }
-  /* random T#N = V of RANGE; delay|timeout|registerDelay T#N = D of NOMINAL */
+  /* random T#N = V of RANGE; delay|timeout|registerDelay|newTimeout T#N = D of NOMINAL */
   if (n != 6 || strcmp(w[2], "=") != 0 || strcmp(w[4], "of") != 0 || !parse_name(ex, w[1], &c.thread, &c.index))
     return "malformed choice line (it should read 'random T#N = V of RANGE' or 'delay T#N = D of NOMINAL')";
   if (strcmp(w[0], "random") == 0) {
@@ -329,10 +329,8 @@ static const char *parse_choice_words(Explorer *ex, ScheduleFile *f, char *text,
     add_choice(&f->schedule, c);
     return NULL;
   }
-  static const char *const ops[] = {[TIMER_DELAY] = "delay", [TIMER_TIMEOUT] = "timeout",
-                                    [TIMER_TVAR] = "registerDelay"};
-  for (int op = 0; op < 3; op++) {
-    if (strcmp(w[0], ops[op]) != 0) continue;
+  for (int op = 0; op < TIMER_KIND_COUNT; op++) {
+    if (strcmp(w[0], timer_kind_names[op]) != 0) continue;
     c.kind = CHOICE_DURATION;
     c.op = (uint8_t)op;
     if (!parse_duration(w[3], &c.value) || !parse_duration(w[5], &c.nominal))
@@ -344,9 +342,11 @@ static const char *parse_choice_words(Explorer *ex, ScheduleFile *f, char *text,
 }
 
 static bool is_choice_word(const char *word) {
-  static const char *const words[] = {"random", "delay", "timeout", "registerDelay", "fault", "timers"};
+  static const char *const words[] = {"random", "fault", "timers"};
   for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
     if (strcmp(word, words[i]) == 0) return true;
+  for (int op = 0; op < TIMER_KIND_COUNT; op++)
+    if (strcmp(word, timer_kind_names[op]) == 0) return true;
   return false;
 }
 

@@ -240,6 +240,18 @@ for spec in "overdraft 2" "lost_update 2" "dining 2" "handoff 0" "handoff 1" "ha
   if [ "$pruned" -le "$plain" ]; then ok; else fail "$prog bound $k" "pruning explored more: $pruned > $plain"; fi
 done
 
+# ---- inspectTVar and inspectMVar are no scheduling points: exhaustive
+# search finds as many schedules with them as with `return`s in their
+# place, and more with readTVarIO and tryReadMVar there ----
+count_schedules() {
+  (cd "$tmp" && "$simvm" --explore 100000 --strategy exhaustive --preemptions 3 --no-shrink --schedule-out /dev/null \
+     --json "$1" | grep -c '"schedule":')
+}
+sed -e 's/inspectTVar(tv)/return 0/; s/inspectMVar(m)/return none/' "$tmp/inspect.sim" >"$tmp/inspect_none.sim"
+sed -e '/^--/d; s/inspectTVar/readTVarIO/; s/inspectMVar/tryReadMVar/' "$tmp/inspect.sim" >"$tmp/inspect_io.sim"
+counts="$(count_schedules inspect.sim) $(count_schedules inspect_none.sim) $(count_schedules inspect_io.sim)"
+[ "$counts" = "15 15 42" ] && ok || fail "inspectTVar: no scheduling point" "schedules $counts, expected 15 15 42"
+
 # ---- scale: --jobs and --shard ----
 strip_wall() { sed 's/, "wall_seconds": [0-9.]*//' "$1"; }
 run "--jobs 1" 1 "$simvm" --explore 2000 --json --schedule-out jobs.schedule lost_update.sim &&

@@ -154,6 +154,12 @@ void event_detail(VM *vm, const Event *event, Buffer *out) {
       show_bounded(out, event->value, false);
       show_datum(out, event->datum);
       break;
+    case EV_TIMER_CANCELLED:
+      show_bounded(out, event->value, false);
+      break;
+    case EV_USER:
+      show_bounded(out, event->value, true);
+      break;
     case EV_COMMITTED:
       if (!event->count) break;
       buf_append(out, "wrote ", 6);

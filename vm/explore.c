@@ -1090,8 +1090,6 @@ static void choice_name(Explorer *ex, Buffer *out, int thread, int index) {
   buf_printf(out, "%s#%d", explore_thread_id(ex, thread), index);
 }
 
-static const char *const timer_ops[] = {[TIMER_DELAY] = "delay", [TIMER_TIMEOUT] = "timeout",
-                                        [TIMER_TVAR] = "registerDelay"};
 
 static void show_float_bits(Buffer *out, int64_t bits) {
   double x;
@@ -1120,7 +1118,7 @@ void explore_choice_text(Explorer *ex, const Choice *c, const int64_t *orders, B
       }
       break;
     case CHOICE_DURATION:
-      buf_printf(out, "%s ", timer_ops[c->op]);
+      buf_printf(out, "%s ", timer_kind_names[c->op]);
       choice_name(ex, out, c->thread, c->index);
       buf_printf(out, " = ");
       duration_show(out, c->value);
@@ -1204,7 +1202,7 @@ static void mark_choice(Explorer *ex, ObjThread *thread, const Choice *c) {
       buf_printf(&what, ")");
       break;
     case CHOICE_DURATION:
-      buf_printf(&what, "%s ", timer_ops[c->op]);
+      buf_printf(&what, "%s ", timer_kind_names[c->op]);
       duration_show(&what, c->nominal);
       buf_printf(&what, " %s to ", c->value > c->nominal ? "stretched" : "shrunk");
       duration_show(&what, c->value);

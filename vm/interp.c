@@ -1126,6 +1126,7 @@ next_thread:
   CASE(TX_TRACED): VM_OP(op_tx_traced);
   CASE(TX_MARK): VM_OP(op_tx_mark);
   CASE(OR_ELSE_CATCH): VM_OP(op_or_else_catch);
+  CASE(CATCH_STM): VM_OP(op_catch_stm);
   CASE(TX_ABORT): vm->steps = steps; VM_OP(op_tx_abort); /* steps: for stm_retry_alone */
   CASE(ASYNC_VAR): VM_OP(op_async_var);
   CASE(ASYNC_FORK): VM_OP(op_async_fork);

@@ -118,6 +118,7 @@ static void mark_roots(VM *vm, GrayStack *gray) {
   mark_obj(gray, (Obj *)vm->prelude_mask);
   mark_obj(gray, (Obj *)vm->prelude_atomically);
   mark_obj(gray, (Obj *)vm->or_else_closure);
+  mark_obj(gray, (Obj *)vm->catch_stm_closure);
   mark_obj(gray, (Obj *)vm->async_closure);
   mark_obj(gray, (Obj *)vm->prelude_async);
   mark_obj(gray, (Obj *)vm->async_thread_closure);
@@ -128,6 +129,7 @@ static void mark_roots(VM *vm, GrayStack *gray) {
   mark_obj(gray, (Obj *)vm->retry_signal);
   mark_obj(gray, (Obj *)vm->thread_killed);
   for (int i = 0; i < 3; i++) mark_obj(gray, (Obj *)vm->mask_strings[i]);
+  for (int i = 0; i < 3; i++) mark_obj(gray, (Obj *)vm->timeout_states[i]);
   mark_obj(gray, (Obj *)vm->main_thread);
   mark_obj(gray, (Obj *)vm->current);
   mark_value(gray, vm->result);

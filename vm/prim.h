@@ -198,6 +198,7 @@ PrimResult op_tx_trace(VM *vm, ObjThread *thread, CallFrame *frame);
 PrimResult op_tx_traced(VM *vm, ObjThread *thread, CallFrame *frame);
 PrimResult op_tx_mark(VM *vm, ObjThread *thread, CallFrame *frame);
 PrimResult op_or_else_catch(VM *vm, ObjThread *thread, CallFrame *frame);
+PrimResult op_catch_stm(VM *vm, ObjThread *thread, CallFrame *frame);
 PrimResult op_tx_abort(VM *vm, ObjThread *thread, CallFrame *frame);
 PrimResult op_async_var(VM *vm, ObjThread *thread, CallFrame *frame);
 PrimResult op_async_fork(VM *vm, ObjThread *thread, CallFrame *frame);

@@ -93,6 +93,17 @@ PrimResult prim_try_put_mvar(VM *vm, ObjThread *thread, Value *args, bool by_pre
   return prim_return_at_point(vm, thread, args, BOOL_VAL(put), &mvar->obj, true);
 }
 
+/* inspectMVar(m): some(its value) or none, with no scheduling point and no
+ * event (io-sim's inspectMVar, for checks that must not change the
+ * schedule). */
+PrimResult prim_inspect_mvar(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  (void)by_prelude;
+  ObjMVar *mvar = AS_MVAR(args[0]);
+  if (!mvar->full) return prim_return(thread, args, NONE_VAL);
+  ObjSome *some = obj_some(vm, mvar->value); /* the value stays in the MVar, rooted by args[0] */
+  return prim_return(thread, args, OBJ_VAL(some));
+}
+
 PrimResult prim_label_mvar(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   (void)vm;
   (void)by_prelude;

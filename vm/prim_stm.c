@@ -1,4 +1,4 @@
-/* Primitives of STM: TVars, atomically, retry, orElse, registerDelay,
+/* Primitives of STM: TVars, atomically, retry, orElse, catchSTM, registerDelay,
  * traceTVar, and the instructions of the atomically and orElse prototypes
  * (the transaction rules are vm/stm.c's; see prim.h). */
 #include "prim.h"
@@ -105,6 +105,14 @@ PrimResult prim_or_else(VM *vm, ObjThread *thread, Value *args, bool by_prelude)
   return prim_enter(vm, thread, vm->or_else_closure, args);
 }
 
+/* catchSTM(act, h): act's result; or, if act throws, h(e) with act's
+ * writes undone (stm's catchSTM: act runs as a nested transaction). A
+ * retry is not caught: it goes on to orElse or atomically. */
+PrimResult prim_catch_stm(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  (void)by_prelude;
+  return prim_enter(vm, thread, vm->catch_stm_closure, args);
+}
+
 PrimResult prim_register_delay(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   (void)by_prelude;
   int64_t ns = AS_DURATION(args[0]);
@@ -112,6 +120,51 @@ PrimResult prim_register_delay(VM *vm, ObjThread *thread, Value *args, bool by_p
   if (ns >= 0 && vm->explore) ns = explore_timer(vm, thread, &tvar->timer, TIMER_TVAR, ns);
   if (ns >= 0) sched_arm_tvar(vm, tvar, ns);
   return prim_return(thread, args, OBJ_VAL(tvar));
+}
+
+/* newTimeout(d) (io-sim's MonadTimerFancy): a new TVar holding
+ * "TimeoutPending" that becomes "TimeoutFired" once d has passed, unless
+ * cancelTimeout comes first; a negative d gives one already
+ * "TimeoutCancelled", as io-sim's NegativeTimeout reads. */
+PrimResult prim_new_timeout(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  (void)by_prelude;
+  int64_t ns = AS_DURATION(args[0]);
+  ObjTVar *tvar = obj_tvar(vm, OBJ_VAL(vm->timeout_states[ns < 0 ? TIMER_STATE_CANCELLED : TIMER_STATE_PENDING]));
+  tvar->timer.kind = TIMER_TVAR_STATE;
+  if (ns >= 0 && vm->explore) ns = explore_timer(vm, thread, &tvar->timer, TIMER_TVAR_STATE, ns);
+  if (ns >= 0) sched_arm_tvar(vm, tvar, ns);
+  return prim_return(thread, args, OBJ_VAL(tvar));
+}
+
+/* cancelTimeout(t): the timer goes and t becomes "TimeoutCancelled" (even
+ * after it fired, as io-sim's CancelTimeout writes it), waking its readers. */
+PrimResult prim_cancel_timeout(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  ObjTVar *tvar = AS_TVAR(args[0]);
+  if (tvar->timer.kind != TIMER_TVAR_STATE) {
+    Buffer what;
+    buf_init(&what);
+    value_show(&what, args[0], false);
+    rt_error(vm, "cancelTimeout needs a TVar that newTimeout made, not %s", buf_text(&what));
+    buf_free(&what);
+    return PRIM_ERROR;
+  }
+  if (tvar->timer.set) {
+    timer_heap_remove(&vm->timers, &tvar->timer);
+    vm->stats.timers_cancelled++;
+  }
+  /* shown even when the prelude made the action: registerDelayCancellable's cancel is the caller's */
+  (void)by_prelude;
+  vm_event(vm, .kind = EV_TIMER_CANCELLED, .thread = thread, .value = args[0]);
+  stm_write_now(vm, thread, tvar, OBJ_VAL(vm->timeout_states[TIMER_STATE_CANCELLED]));
+  return prim_return_at_point(vm, thread, args, UNIT_VAL, &tvar->obj, true);
+}
+
+/* inspectTVar(tv): its value, read with no scheduling point and no event
+ * (io-sim's inspectTVar, for checks that must not change the schedule). */
+PrimResult prim_inspect_tvar(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  (void)vm;
+  (void)by_prelude;
+  return prim_return(thread, args, AS_TVAR(args[0])->value);
 }
 
 /* ---- the atomically prototype: slot 0 the transaction, slot 1 its
@@ -226,5 +279,18 @@ PrimResult op_or_else_catch(VM *vm, ObjThread *thread, CallFrame *frame) {
   if (!(IS_EXCEPTION(exc) && AS_EXCEPTION(exc)->kind == EXC_RETRY)) return PRIM_RAISE;
   stm_rollback(vm, (int)AS_INT(frame->slots[2]));
   thread->sp--;
+  return PRIM_NEXT;
+}
+
+/* ---- the catchSTM prototype: slots 0 and 1 the action and handler, slot
+ * 2 the undo log's mark ---- */
+
+/* The handler: a retry goes on unwinding; anything else undoes the
+ * action's writes and stays in slot 3 for the handler's call. */
+PrimResult op_catch_stm(VM *vm, ObjThread *thread, CallFrame *frame) {
+  Value exc = thread->sp[-1];
+  if (IS_EXCEPTION(exc) && AS_EXCEPTION(exc)->kind == EXC_RETRY) return PRIM_RAISE;
+  stm_rollback(vm, (int)AS_INT(frame->slots[2]));
+  vm_event(vm, .kind = EV_CAUGHT, .thread = thread, .value = exc);
   return PRIM_NEXT;
 }

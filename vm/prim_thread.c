@@ -57,6 +57,17 @@ PrimResult prim_say(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   return prim_return_at_point(vm, thread, args, UNIT_VAL, NULL, false);
 }
 
+/* traceEvent(x): x in the trace as a `trace` event, shown (io-sim's
+ * traceM: a value for the trace, where say is text for the output). */
+PrimResult prim_trace_event(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  if (IS_RUNNABLE(args[0])) {
+    rt_error(vm, "traceEvent got an action, not its result: run it first (`x <- act`, then traceEvent(x))");
+    return PRIM_ERROR;
+  }
+  vm_event(vm, .kind = EV_USER, .thread = thread, .internal = by_prelude, .value = args[0]);
+  return prim_return_at_point(vm, thread, args, UNIT_VAL, NULL, false);
+}
+
 void prim_thread_limit(VM *vm) {
   vm_report(vm, "simvm: thread limit reached: %d threads alive (--max-threads)\n", vm->live_threads);
   vm->halt_status = SIM_LIMIT;

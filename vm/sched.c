@@ -253,18 +253,20 @@ static void fire_timeout(VM *vm, Timer *timer) {
  * together as io-sim fires them (so the default order fires exactly as
  * fire_timers does). */
 static void fire_in_chosen_order(VM *vm, int count) {
-  static const uint8_t io_sim[] = {TIMER_TVAR, TIMER_DELAY, TIMER_TIMEOUT};
   Timer **due = vm->due, **sorted = xrealloc(NULL, (size_t)count * sizeof *sorted);
   int n = 0;
-  for (int k = 0; k < 3; k++)
-    for (int i = 0; i < count; i++)
-      if (due[i]->kind == io_sim[k]) sorted[n++] = due[i];
+  for (int i = 0; i < count; i++)
+    if (timer_sets_tvar(due[i]->kind)) sorted[n++] = due[i];
+  for (int i = 0; i < count; i++)
+    if (due[i]->kind == TIMER_DELAY) sorted[n++] = due[i];
+  for (int i = 0; i < count; i++)
+    if (due[i]->kind == TIMER_TIMEOUT) sorted[n++] = due[i];
   memcpy(due, sorted, (size_t)count * sizeof *due);
   free(sorted);
   explore_order_timers(vm, due, count);
   for (int i = 0; i < count;) {
     int j = i;
-    while (j < count && due[j]->kind == TIMER_TVAR) j++;
+    while (j < count && timer_sets_tvar(due[j]->kind)) j++;
     if (j > i) { /* a run of TVars: set together, then their readers woken */
       stm_fire_delays(vm, due + i, j - i);
       i = j;

@@ -139,6 +139,7 @@ struct VM {
   ObjClosure *prelude_mask;     /* code: their events are internal (their protos  */
   ObjClosure *prelude_atomically; /* are marked `prelude`: their events are internal) */
   ObjClosure *or_else_closure;  /* the body of orElse(a, b)                      */
+  ObjClosure *catch_stm_closure; /* the body of catchSTM(act, handler)          */
   ObjClosure *async_closure;    /* the body of forkAsync(outer, act) ...          */
   ObjClosure *prelude_async;    /* ... and the same for the prelude's async       */
   ObjClosure *async_thread_closure; /* an async's thread: asyncThread(outer, act, var) */
@@ -150,6 +151,7 @@ struct VM {
   ObjException *retry_signal;   /* raised by retry(), caught by orElse/atomically */
   ObjException *thread_killed;  /* the ThreadKilled exception value               */
   ObjString *mask_strings[3];   /* getMaskingState's results, made once (mask_names) */
+  ObjString *timeout_states[3]; /* a newTimeout TVar's values, by TimerState (timeout_state_names) */
   int modules_run;         /* module_inits whose top level has run (the load) */
   uint64_t load_steps;     /* instructions the load took                */
   Value main_action;       /* what a run's main thread runs; UNDEFINED until the first run */

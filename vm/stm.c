@@ -125,18 +125,19 @@ static int add_written(StmLog *log, int count, ObjTVar *tvar) {
   return count + 1;
 }
 
-/* A registerDelay's TVar fires: it becomes true, written by no thread. */
-static inline void fire_delay_tvar(ObjTVar *tvar) {
-  tvar->value = BOOL_VAL(true);
+/* A timer's TVar fires, written by no thread: a registerDelay's becomes
+ * true, a newTimeout's "TimeoutFired". */
+static inline void fire_delay_tvar(VM *vm, ObjTVar *tvar) {
+  tvar->value = tvar->timer.kind == TIMER_TVAR ? BOOL_VAL(true) : OBJ_VAL(vm->timeout_states[TIMER_STATE_FIRED]);
   tvar->last_writer = NULL;
 }
 
 void stm_fire_delays(VM *vm, Timer **due, int count) {
   int written = 0;
   for (int i = 0; i < count; i++) {
-    if (due[i]->kind != TIMER_TVAR) continue;
+    if (!timer_sets_tvar(due[i]->kind)) continue;
     ObjTVar *tvar = (ObjTVar *)timer_owner(due[i]);
-    fire_delay_tvar(tvar);
+    fire_delay_tvar(vm, tvar);
     written = add_written(&vm->stm, written, tvar);
   }
   if (written) wake_readers(vm, written);
@@ -205,6 +206,12 @@ int stm_commit(VM *vm, ObjThread *thread, bool internal) {
   return count ? wake_readers(vm, count) : 0;
 }
 
+void stm_write_now(VM *vm, ObjThread *thread, ObjTVar *tvar, Value value) {
+  tvar->value = value;
+  tvar->last_writer = thread;
+  wake_readers(vm, add_written(&vm->stm, 0, tvar));
+}
+
 bool stm_retry_alone(VM *vm, ObjThread *thread) {
   /* the round trip would block, fire the timer as the only thing due and
    * run this thread at once: nothing else runnable or due at that instant,
@@ -214,7 +221,7 @@ bool stm_retry_alone(VM *vm, ObjThread *thread) {
   TimerHeap *heap = &vm->timers;
   if (!heap->count || !timer_entry_live(&heap->items[0])) return false;
   Timer *timer = heap->items[0].timer;
-  if (timer->kind != TIMER_TVAR || timer->when > vm->time_limit || !timer_heap_top_alone(heap)) return false;
+  if (!timer_sets_tvar(timer->kind) || timer->when > vm->time_limit || !timer_heap_top_alone(heap)) return false;
   ObjTVar *tvar = (ObjTVar *)timer_owner(timer);
   if (tvar->read_stamp != vm->stm.id || tvar->waiter_count) return false;
   /* what blocking, firing the timer and waking would have done */
@@ -226,7 +233,7 @@ bool stm_retry_alone(VM *vm, ObjThread *thread) {
   timer_heap_take_top(heap);
   vm->stats.timers_fired++;
   vm->stats.events += 2; /* the retry and the wake */
-  fire_delay_tvar(tvar);
+  fire_delay_tvar(vm, tvar);
   thread->interrupted = false;
   return true;
 }

@@ -57,6 +57,11 @@ Value stm_traced_writes(VM *vm, ObjThread *thread);
  * (its event is hidden from --trace=user). */
 int stm_commit(VM *vm, ObjThread *thread, bool internal);
 
+/* Outside a transaction: write `value` to `tvar` as a commit of that one
+ * write would, waking its waiters, with no event (newTimeout's cancel,
+ * which io-sim writes so). */
+void stm_write_now(VM *vm, ObjThread *thread, ObjTVar *tvar, Value value);
+
 /* After a retry (the writes rolled back): block the thread until a TVar of
  * its read set, which becomes the thread's wait set, is written. */
 void stm_block(VM *vm, ObjThread *thread);

@@ -188,13 +188,14 @@ static inline Obj *thread_wait_object(const ObjThread *thread) {
 }
 
 /* The object a timer is part of, by its kind: a delay's thread, a
- * timeout's ObjTimeout, a registerDelay's TVar (a Timer is always a field
+ * timeout's ObjTimeout, a registerDelay's or newTimeout's TVar (a Timer is always a field
  * of its owner, so it needs no pointer back). */
 static inline Obj *timer_owner(Timer *timer) {
   switch (timer->kind) {
     case TIMER_DELAY: return (Obj *)((char *)timer - offsetof(ObjThread, delay_timer));
     case TIMER_TIMEOUT: return (Obj *)((char *)timer - offsetof(ObjTimeout, timer));
-    case TIMER_TVAR: break;
+    case TIMER_TVAR:
+    case TIMER_TVAR_STATE: break;
   }
   return (Obj *)((char *)timer - offsetof(ObjTVar, timer));
 }

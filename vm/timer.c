@@ -1,6 +1,10 @@
 /* The 4-ary min-heap of timer entries ordered by (when, seq); see timer.h. */
 #include "timer.h"
 
+const char *const timer_kind_names[TIMER_KIND_COUNT] = {
+    [TIMER_DELAY] = "delay", [TIMER_TIMEOUT] = "timeout", [TIMER_TVAR] = "registerDelay", [TIMER_TVAR_STATE] = "newTimeout"};
+const char *const timeout_state_names[3] = {"TimeoutPending", "TimeoutFired", "TimeoutCancelled"};
+
 #include <stdlib.h>
 #include <string.h>
 

@@ -29,8 +29,24 @@ typedef struct Obj Obj;
 typedef enum {
   TIMER_DELAY,    /* wakes the thread that owns it         */
   TIMER_TIMEOUT,  /* interrupts the action of a `timeout`  */
-  TIMER_TVAR      /* sets the TVar of a `registerDelay`    */
+  TIMER_TVAR,     /* sets the TVar of a `registerDelay`    */
+  TIMER_TVAR_STATE /* sets the TVar of a `newTimeout` to "TimeoutFired" */
 } TimerKind;
+
+#define TIMER_KIND_COUNT 4
+
+/* Each kind's name in a schedule file and a report: the primitive that
+ * sets it ("delay", "timeout", "registerDelay", "newTimeout"). */
+extern const char *const timer_kind_names[TIMER_KIND_COUNT];
+
+/* What a newTimeout's TVar holds: io-classes' TimeoutState, as the
+ * strings timeout_state_names gives ("TimeoutPending" ...). */
+typedef enum { TIMER_STATE_PENDING, TIMER_STATE_FIRED, TIMER_STATE_CANCELLED } TimerState;
+extern const char *const timeout_state_names[3];
+
+/* Whether a timer of this kind writes a TVar when it fires (io-sim fires
+ * those first among the timers due at one instant). */
+static inline bool timer_sets_tvar(int kind) { return kind == TIMER_TVAR || kind == TIMER_TVAR_STATE; }
 
 typedef struct {
   int64_t when;     /* simulated time, nanoseconds           */

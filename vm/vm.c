@@ -154,6 +154,15 @@ static ObjClosure *make_or_else(VM *vm) {
                   HANDLER, OP(OR_ELSE_CATCH), OP1(GET_LOCAL, 1), OP(BIND), OP(RETURN));
 }
 
+/* catchSTM(act, handler): slots 0 and 1 them, slot 2 the undo-log mark;
+ * the handler's code starts with the exception in slot 3. */
+static ObjClosure *make_catch_stm(VM *vm) {
+  int at[LABEL_COUNT];
+  return ASSEMBLE(vm, "catchSTM", 7, 3, at,
+                  OP(TX_MARK), OP1(GET_LOCAL, 0), OP(BIND), OP(RETURN),
+                  HANDLER, OP(CATCH_STM), OP1(GET_LOCAL, 1), OP1(GET_LOCAL, 3), OP1(CALL, 1), OP(BIND), OP(RETURN));
+}
+
 /* forkAsync(outer, act): slots 0 and 1 hold them, slot 2 the masking
  * state to restore (prim_fork_async pushes it as it masks), slot 3 the
  * result TVar, slot 4 the thread running asyncThread(outer, act, TVar).
@@ -333,6 +342,7 @@ VM *vm_create(const VMConfig *config) {
   vm->prelude_atomically = make_atomically(vm);
   vm->prelude_catch->proto->prelude = vm->prelude_mask->proto->prelude = vm->prelude_atomically->proto->prelude = true;
   vm->or_else_closure = make_or_else(vm);
+  vm->catch_stm_closure = make_catch_stm(vm);
   vm->async_closure = make_async(vm);
   vm->prelude_async = make_async(vm);
   vm->prelude_async->proto->prelude = true;
@@ -346,6 +356,7 @@ VM *vm_create(const VMConfig *config) {
   vm->retry_signal = obj_exception(vm, EXC_RETRY, NULL);
   vm->thread_killed = obj_exception(vm, EXC_KILLED, NULL);
   for (int i = 0; i < 3; i++) vm->mask_strings[i] = obj_cstring(vm, mask_names[i]);
+  for (int i = 0; i < 3; i++) vm->timeout_states[i] = obj_cstring(vm, timeout_state_names[i]);
   vm->gc_paused--;
   return vm;
 }
