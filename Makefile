@@ -33,7 +33,9 @@ LANG_SRC     := lang/ast.c lang/diag.c lang/parse.c lang/source.c
 VM_SRC       := $(wildcard vm/*.c)
 COMPILER_SRC := $(wildcard compiler/*.c)
 API_SRC      := $(wildcard api/*.c)
-GEN_SRC      := $(BUILD)/gen/lexer.c $(BUILD)/gen/parser.c $(BUILD)/gen/prelude.c
+GEN_SRC      := $(BUILD)/gen/lexer.c $(BUILD)/gen/parser.c $(BUILD)/gen/prelude.c $(BUILD)/gen/stdlib.c
+# the standard library's modules, found by `import "NAME"` (docs/LIBRARY.md)
+STDLIB_MODULES := $(sort $(filter-out stdlib/prelude.sim,$(wildcard stdlib/*.sim)))
 SINKS        := $(sort $(wildcard vm/sink_*.c))
 CORE_SRC     := $(BASE_SRC) $(LANG_SRC) $(VM_SRC) $(COMPILER_SRC) $(API_SRC)
 CORE_OBJ     := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRC)) \
@@ -83,6 +85,11 @@ $(BUILD)/gen/prelude.c: stdlib/prelude.sim $(BUILD)/embed
 	@mkdir -p $(BUILD)/gen
 	$(SAY) EMBED $<
 	$(Q)$(BUILD)/embed prelude $< $@
+
+$(BUILD)/gen/stdlib.c: $(STDLIB_MODULES) $(BUILD)/embed
+	@mkdir -p $(BUILD)/gen
+	$(SAY) EMBED stdlib/
+	$(Q)$(BUILD)/embed --modules $@ $(STDLIB_MODULES)
 
 # ---- objects: every core object also depends on the generated parser header ----
 

@@ -1,8 +1,10 @@
 /* Making a VM, and loading scripts into it: files, imports and the
- * embedded prelude. Imports are resolved relative to the importing file;
- * each file is loaded once, and an import cycle is an error. Only .sim
- * files are imported; with config.sandbox only those under the main
- * script's directory, by relative paths. */
+ * embedded prelude. `import "net"`, a bare name, is the standard library's
+ * module of that name, compiled into the binary like the prelude; any
+ * other import is a path, resolved relative to the importing file. Each
+ * module is loaded once, and an import cycle is an error. Only .sim files
+ * are imported; with config.sandbox only those under the main script's
+ * directory, by relative paths (and the standard library's modules). */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,11 @@
 
 extern const char prelude_source[];
 extern const unsigned long prelude_length;
+/* the standard library's modules (tools/embed.c --modules), NULL ended */
+extern const char *const stdlib_module_names[];
+extern const char *const stdlib_module_files[];
+extern const char *const stdlib_module_sources[];
+extern const unsigned long stdlib_module_lengths[];
 
 #define MAX_IMPORT_DEPTH 64
 
@@ -111,16 +118,50 @@ static const char *refuse_import(VM *vm, const char *name, const char *path, cha
   return why;
 }
 
+/* Whether `import "name"` names a module of the standard library: a bare
+ * name (a lowercase letter, then letters, digits and _), never a path. */
+static bool is_module_name(const char *name) {
+  if (!(name[0] >= 'a' && name[0] <= 'z')) return false;
+  for (const char *c = name; *c; c++)
+    if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_')) return false;
+  return true;
+}
+
+/* The index of the standard module `name`, or -1 (then `why` says so, with
+ * the modules there are). */
+static int find_module(const char *name, char *why, size_t size) {
+  for (int i = 0; stdlib_module_names[i]; i++)
+    if (strcmp(stdlib_module_names[i], name) == 0) return i;
+  int n = snprintf(why, size, "cannot import '%s': the standard library has no such module (it has", name);
+  for (int i = 0; stdlib_module_names[i] && n > 0 && (size_t)n < size; i++)
+    n += snprintf(why + n, size - (size_t)n, "%s \"%s\"", i ? "," : "", stdlib_module_names[i]);
+  if (n > 0 && (size_t)n < size) snprintf(why + n, size - (size_t)n, "); a file is imported by its path: \"%s.sim\"", name);
+  return -1;
+}
+
 static SimStatus load_import(VM *vm, const Source *from, const Decl *decl, const Loading *loading, int depth,
                              Diag *diag) {
-  char *path = import_path(from->path, decl->name);
   char why[768];
-  if (refuse_import(vm, decl->name, path, why, sizeof why)) {
-    diag_error(diag, from, decl->loc.line, decl->loc.col, "%s", why);
-    free(path);
-    return SIM_COMPILE_ERROR;
+  char *path, *key;
+  if (is_module_name(decl->name)) {
+    int module = find_module(decl->name, why, sizeof why);
+    if (module < 0) {
+      diag_error(diag, from, decl->loc.line, decl->loc.col, "%s", why);
+      return SIM_COMPILE_ERROR;
+    }
+    path = xrealloc(NULL, strlen(stdlib_module_files[module]) + 1);
+    strcpy(path, stdlib_module_files[module]);
+    key = xrealloc(NULL, strlen(path) + 3);
+    sprintf(key, "<%s>", path); /* no file's canonical path starts with '<' */
+  } else {
+    path = import_path(from->path, decl->name);
+    if (refuse_import(vm, decl->name, path, why, sizeof why)) {
+      diag_error(diag, from, decl->loc.line, decl->loc.col, "%s", why);
+      free(path);
+      return SIM_COMPILE_ERROR;
+    }
+    key = canonical(path);
   }
-  char *key = canonical(path);
   for (const Loading *l = loading; l; l = l->outer) {
     if (strcmp(l->key, key) == 0) {
       diag_error(diag, from, decl->loc.line, decl->loc.col, "import cycle: '%s' is already being loaded", path);
@@ -141,7 +182,10 @@ static SimStatus load_import(VM *vm, const Source *from, const Decl *decl, const
     return SIM_COMPILE_ERROR;
   }
   char err[512];
-  Source *source = source_read(path, err, sizeof err);
+  int module = key[0] == '<' ? find_module(decl->name, why, sizeof why) : -1;
+  Source *source = module >= 0 ? source_from_memory(path, stdlib_module_sources[module], stdlib_module_lengths[module])
+                               : source_read(path, err, sizeof err);
+  if (!source && module >= 0) snprintf(err, sizeof err, "out of memory");
   if (!source) {
     diag_error(diag, from, decl->loc.line, decl->loc.col, "cannot import: %s", err);
     free(path);

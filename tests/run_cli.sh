@@ -153,6 +153,10 @@ expect "script named .simc"  3 "script.simc: bad bytecode: it does not start wit
 mkdir -p "$tmp/box/lib" && printf 'import "lib/in.sim"\nimport "../shared.sim"\nmain = say(x + y)\n' >"$tmp/box/main.sim"
 printf 'x = 7\n' >"$tmp/box/lib/in.sim" && printf 'y = 1\n' >"$tmp/shared.sim"
 expect "import outside"      0 "8" "$simvm" box/main.sim
+printf 'import "map"\nmain = say(mapToList(mapInsert(mapEmpty, 1, 2)))\n' >"$tmp/box/stdmod.sim"
+expect "sandbox: the standard library" 0 "[[1, 2]]" "$simvm" --sandbox box/stdmod.sim
+expect "simc -l: a module"   0 "function mapInsert (stdlib/map.sim:35): 3 params" \
+  sh -c "'$simc' -l box/stdmod.sim | grep '^function mapInsert' | cut -d, -f1"
 expect "sandbox"             3 "box/main.sim:2:1: error: cannot import '../shared.sim': --sandbox allows only files under the script's directory" "$simvm" --sandbox box/main.sim
 printf 'main = say(length([1, 2]))\n' >"$tmp/bare.sim"
 expect "simc --no-prelude"   0 "2 small" sh -c "'$simc' --no-prelude -o bare.simc bare.sim && out=\$('$simvm' bare.simc) && [ \$(wc -c <bare.simc) -lt 2000 ] && echo \"\$out small\""

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ops.h"
+#include "order.h"
 #include "state.h"
 
 #define EXPECT(cond, ...)     \
@@ -216,6 +217,23 @@ static bool nat_abs(VM *vm, Value *args, Value *result) {
 static bool ordered(VM *vm, const char *name, Value a, Value b, int *order) {
   EXPECT(value_compare(a, b, order), "%s cannot compare %s and %s", name, value_type_name(a), value_type_name(b));
   return true;
+}
+
+static bool nat_compare(VM *vm, Value *args, Value *result) {
+  int order;
+  if (!order_or_error(vm, "compare", args[0], args[1], &order)) return false;
+  *result = INT_VAL(order);
+  return true;
+}
+
+static bool nat_sort(VM *vm, Value *args, Value *result) { return order_sort(vm, "sort", args[0], NIL_VAL, result); }
+
+static bool nat_sort_on_keys(VM *vm, Value *args, Value *result) {
+  if (IS_NIL(args[0]) != IS_NIL(args[1])) {
+    rt_error(vm, "sortOnKeys needs as many keys as values");
+    return false;
+  }
+  return order_sort(vm, "sortOn", args[1], args[0], result);
 }
 
 static bool nat_min(VM *vm, Value *args, Value *result) {

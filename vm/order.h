@@ -1,0 +1,36 @@
+/* The order of keys: one total order over the values a sorted list or an
+ * ordered map (stdlib/map.sim) may hold as keys, so that their order, and
+ * every output built from it, never depends on addresses or hashing.
+ *
+ *   unit; false < true; ints, floats (mixed, compared exactly) and
+ *   durations by value; strings bytewise; lists lexicographically ([] first);
+ *   none < some(x), then by x; records by their field names in sorted
+ *   order, then by the fields' values in that order.
+ *
+ * Values of two different kinds (an int and a string, a list and a record)
+ * are not ordered: the caller reports it. Functions, actions, threads,
+ * MVars and TVars are never keys. */
+#ifndef SIMVM_ORDER_H
+#define SIMVM_ORDER_H
+
+#include "state.h"
+
+/* Order a and b: true with *order -1, 0 or 1; false when some part of one
+ * cannot be ordered against the other's, with that pair in *bad_a and
+ * *bad_b (a NaN, mixed kinds, a function). Iterative: nesting cannot
+ * overflow the C stack. The work (values visited, string bytes) is added
+ * to *work. */
+bool order_values(Value a, Value b, int *order, Value *bad_a, Value *bad_b, uint64_t *work);
+
+/* order_values for the builtins: false after a runtime error naming the
+ * pair and what `who` (the builtin's name) was given, charging the work
+ * to --max-work. */
+bool order_or_error(VM *vm, const char *who, Value a, Value b, int *order);
+
+/* A new list of the values of `list` in key order, equal ones in their
+ * first order (stable: a merge sort, O(n log n) comparisons). With `keys`
+ * (a list as long as `list`, or NIL_VAL), each value is sorted by the key
+ * at its place (sortOn's decorated sort). False after a runtime error. */
+bool order_sort(VM *vm, const char *who, Value list, Value keys, Value *result);
+
+#endif
