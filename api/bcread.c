@@ -88,7 +88,7 @@ static ObjProto *get_proto(Reader *r, bool top_level) {
   }
   proto->name = obj_cstring(r->vm, name);
   proto->file = vm_file_name(r->vm, file);
-  proto->prelude = strcmp(proto->file, PRELUDE_FILE) == 0;
+  proto->prelude = vm_is_library_file(proto->file);
   free(name);
   free(file);
   if (!get_count(r, 0x7fffffff, "a line", &line) || !get_count(r, 1u << 24, "a code length", &length) ||

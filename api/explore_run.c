@@ -80,7 +80,7 @@ const char *explore_program_name(VM *vm) {
 
 bool explore_is_definition(VM *vm, int i) {
   const GlobalInfo *info = &vm->global_info[i];
-  return !info->builtin && info->file && strcmp(info->file, PRELUDE_FILE) != 0;
+  return !info->builtin && info->file && !vm_is_library_file(info->file);
 }
 
 static uint64_t fnv(uint64_t h, const void *bytes, size_t n) {

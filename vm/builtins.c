@@ -144,6 +144,34 @@ static bool nat_has_field(VM *vm, Value *args, Value *result) {
   return true;
 }
 
+static bool nat_get_field(VM *vm, Value *args, Value *result) {
+  ObjString *name = obj_find_interned(vm, AS_STRING(args[1]));
+  vm_work(vm, (uint64_t)AS_RECORD(args[0])->count);
+  if (!name || !record_field_value(AS_RECORD(args[0]), name, result)) {
+    Buffer shown;
+    buf_init(&shown);
+    value_show_bounded(&shown, args[0], true, 200);
+    rt_error(vm, "getField: %s has no field '%s'", buf_text(&shown), AS_CSTRING(args[1]));
+    buf_free(&shown);
+    return false;
+  }
+  return true;
+}
+
+/* The names in source order, the list built back to front (each name is
+ * the record's own interned string: nothing is allocated but the cells). */
+static bool nat_field_names(VM *vm, Value *args, Value *result) {
+  ObjRecord *record = AS_RECORD(args[0]);
+  vm_work(vm, (uint64_t)record->count);
+  gc_push_root(vm, NIL_VAL);
+  for (int i = record->count - 1; i >= 0; i--)
+    vm->temp_roots[vm->temp_root_count - 1] =
+        OBJ_VAL(obj_cons(vm, OBJ_VAL(record->fields[i].name), vm->temp_roots[vm->temp_root_count - 1]));
+  *result = vm->temp_roots[vm->temp_root_count - 1];
+  gc_pop_root(vm);
+  return true;
+}
+
 static bool nat_to_int(VM *vm, Value *args, Value *result) {
   Value v = args[0];
   if (IS_INT(v)) {

@@ -60,6 +60,12 @@ void events_stop(VM *vm) {
     if (vm->sinks[i]->stop) vm->sinks[i]->stop(vm, vm->sink_states[i]);
 }
 
+bool event_internal(const Event *e) {
+  if (e->internal) return true;
+  if (e->kind == EV_NET) return false;
+  return (e->thread && e->thread->quiet) || ((e->kind == EV_FORK || e->kind == EV_LABEL) && e->other && e->other->quiet);
+}
+
 void events_dispatch(VM *vm, const Event *event) {
   for (int i = 0; i < vm->sink_count; i++) vm->sinks[i]->event(vm, vm->sink_states[i], event);
 }
@@ -159,6 +165,12 @@ void event_detail(VM *vm, const Event *event, Buffer *out) {
       break;
     case EV_USER:
       show_bounded(out, event->value, true);
+      break;
+    case EV_NET: /* "a -> b #{vote: 2}: dropped (partition)" */
+      buf_append(out, event->text, event->length);
+      if (!IS_UNIT(event->value)) show_datum(out, event->value);
+      buf_append(out, ": ", 2);
+      buf_append(out, AS_CSTRING(event->datum), (size_t)AS_STRING(event->datum)->length);
       break;
     case EV_COMMITTED:
       if (!event->count) break;

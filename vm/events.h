@@ -77,6 +77,12 @@ void events_dispatch(VM *vm, const Event *event);
 /* Count and report an event. Free when no sink is active, but for the count:
  * the event is only built for the sinks. The fields must be free of side
  * effects (the kind is read apart from them, for the count). */
+/* Whether --trace (the user's trace) leaves the event out: the prelude's
+ * or a module's code caused it, or a quiet thread (forkQuiet) did, or it
+ * forks or labels one. A net event is the model's story whichever thread
+ * tells it. */
+bool event_internal(const Event *e);
+
 #define vm_event(vm, ...)                                     \
   do {                                                        \
     if (event_traced[((Event){__VA_ARGS__}).kind]) (vm)->stats.events++; \

@@ -994,7 +994,7 @@ next_thread:
   fork:
     if (IS_RUNNABLE(PEEK(0)) && !thread->in_transaction) {
       STORE_FRAME(); /* making the thread may collect: the action is on the stack */
-      ObjThread *child = prim_fork_child(vm, thread, PEEK(0));
+      ObjThread *child = prim_fork_child(vm, thread, PEEK(0), false);
       if (!child) {
         vm->steps = steps;
         return vm->halt_status;

@@ -84,6 +84,17 @@ ObjSome *obj_some(VM *vm, Value value) {
   return some;
 }
 
+/* the standard library's modules (tools/embed.c --modules), NULL ended */
+extern const char *const stdlib_module_files[];
+
+bool vm_is_library_file(const char *file) {
+  if (strncmp(file, "stdlib/", 7) != 0) return false;
+  if (strcmp(file, PRELUDE_FILE) == 0) return true;
+  for (int i = 0; stdlib_module_files[i]; i++)
+    if (strcmp(file, stdlib_module_files[i]) == 0) return true;
+  return false;
+}
+
 ObjProto *obj_proto(VM *vm, ProtoKind kind, const char *file, int line) {
   ObjProto *proto = ALLOCATE(vm, ObjProto, 0, OBJ_PROTO);
   proto->kind = kind;
@@ -97,7 +108,7 @@ ObjProto *obj_proto(VM *vm, ProtoKind kind, const char *file, int line) {
   proto->name = NULL;
   proto->file = file;
   proto->line = line;
-  proto->prelude = strcmp(file, PRELUDE_FILE) == 0;
+  proto->prelude = vm_is_library_file(file);
   return proto;
 }
 

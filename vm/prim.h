@@ -148,7 +148,7 @@ void prim_thread_limit(VM *vm);
  * state, queued, its fork event traced; NULL when --max-threads stops the
  * run (reported, halt_status set: PRIM_STOP). For prim_fork, forkAsync and
  * the loop's inline fork: inline, so that a fork is one call, thread_new. */
-static inline ObjThread *prim_fork_child(VM *vm, ObjThread *thread, Value action) {
+static inline ObjThread *prim_fork_child(VM *vm, ObjThread *thread, Value action, bool quiet) {
   if (vm->config.max_threads && vm->live_threads >= vm->config.max_threads) {
     prim_thread_limit(vm);
     return NULL;
@@ -156,6 +156,7 @@ static inline ObjThread *prim_fork_child(VM *vm, ObjThread *thread, Value action
   ObjThread *child = thread_new(vm, thread, action);
   vm->stats.forks++;
   child->mask = thread->mask; /* as forkIO: the child starts in the parent's masking state */
+  child->quiet |= quiet;
   sched_enqueue(vm, child);
   vm_event(vm, .kind = EV_FORK, .thread = thread, .other = child);
   return child;

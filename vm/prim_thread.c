@@ -68,6 +68,17 @@ PrimResult prim_trace_event(VM *vm, ObjThread *thread, Value *args, bool by_prel
   return prim_return_at_point(vm, thread, args, UNIT_VAL, NULL, false);
 }
 
+/* traceNet(link, msg, what): a `net` event, "a -> b MSG: what" (the net
+ * module's send, delivery and loss of a message). Shown even though the
+ * library calls it: the message's fate is the model's story. */
+PrimResult prim_trace_net(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  (void)by_prelude;
+  ObjString *link = AS_STRING(args[0]);
+  vm_event(vm, .kind = EV_NET, .thread = thread, .text = link->chars, .length = (size_t)link->length, .value = args[1],
+           .datum = args[2]);
+  return prim_return(thread, args, UNIT_VAL);
+}
+
 void prim_thread_limit(VM *vm) {
   vm_report(vm, "simvm: thread limit reached: %d threads alive (--max-threads)\n", vm->live_threads);
   vm->halt_status = SIM_LIMIT;
@@ -75,7 +86,17 @@ void prim_thread_limit(VM *vm) {
 
 PrimResult prim_fork(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   (void)by_prelude;
-  ObjThread *child = prim_fork_child(vm, thread, args[0]);
+  ObjThread *child = prim_fork_child(vm, thread, args[0], false);
+  if (!child) return PRIM_STOP;
+  return prim_return_at_point(vm, thread, args, OBJ_VAL(child), NULL, false);
+}
+
+/* forkQuiet(act): fork, the child's events (and its children's, and its
+ * fork and labels) internal: a library's helper thread, such as the net
+ * module's carrier of one message, which --trace leaves out. */
+PrimResult prim_fork_quiet(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  (void)by_prelude;
+  ObjThread *child = prim_fork_child(vm, thread, args[0], true);
   if (!child) return PRIM_STOP;
   return prim_return_at_point(vm, thread, args, OBJ_VAL(child), NULL, false);
 }
@@ -119,7 +140,7 @@ PrimResult op_async_fork(VM *vm, ObjThread *thread, CallFrame *frame) {
   Value call[4] = {OBJ_VAL(vm->async_thread_closure), slots[ASYNC_OUTER], slots[ASYNC_ACT], slots[ASYNC_VAR_SLOT]};
   ObjAction *body = obj_action(vm, ACTION_CALL, 4, call);
   *thread->sp++ = OBJ_VAL(body); /* rooted while the thread is made */
-  ObjThread *child = prim_fork_child(vm, thread, OBJ_VAL(body));
+  ObjThread *child = prim_fork_child(vm, thread, OBJ_VAL(body), false);
   if (!child) return PRIM_STOP;
   thread->sp[-1] = OBJ_VAL(child);
   return vm->explore && explore_point(vm, thread, NULL, false) ? PRIM_SWITCH : PRIM_NEXT;

@@ -6,7 +6,7 @@ static void *start(VM *vm) { return vm->config.trace && vm->config.write_trace ?
 
 static void event(VM *vm, void *state, const Event *e) {
   (void)state;
-  if (!event_traced[e->kind] || (e->internal && !vm->config.trace_all)) return;
+  if (!event_traced[e->kind] || (!vm->config.trace_all && event_internal(e))) return;
   Buffer line, when, name, text;
   buf_init(&line);
   buf_init(&when);

@@ -74,6 +74,12 @@ typedef struct {
 /* The prelude's file name, as its prototypes carry it. */
 #define PRELUDE_FILE "stdlib/prelude.sim"
 
+/* Whether `file` is the standard library's: the prelude or one of its
+ * modules (stdlib/NAME.sim, embedded). Their code is the library's, not
+ * the script's (ObjProto.prelude): its events are internal (hidden from
+ * --trace=user) and errors are placed at the script's line that called it. */
+bool vm_is_library_file(const char *file);
+
 /* A file name the VM keeps for its lifetime: prototypes, globals and
  * exceptions point at it (vm_file_name). */
 typedef struct FileName {

@@ -43,6 +43,7 @@ ObjThread *thread_new(VM *vm, ObjThread *parent, Value action) {
   thread->mask = MASK_NONE;
   thread->interrupted = false;
   thread->in_transaction = false;
+  thread->quiet = parent && parent->quiet;
   thread->pending_count = 0;
   thread->frame_count = 1;
   thread->frame_capacity = THREAD_INLINE_FRAMES;

@@ -102,6 +102,8 @@ struct ObjThread {
   bool in_transaction;
   bool rng_mixed;          /* false: `rng` is the parent's state at the fork,
                               not yet mixed into this thread's own */
+  bool quiet;              /* forkQuiet's, or a quiet thread's child: its
+                              events are internal (event_internal) */
   int pending_count;       /* asynchronous exceptions not yet raised, FIFO */
   int frame_count;
   int frame_capacity;
