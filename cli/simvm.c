@@ -62,6 +62,8 @@ static const char usage_text[] =
     "  --profile-json F   write the profile as JSON to file F (docs/PROFILE.md)\n"
     "  --profile-folded F write folded stacks (thread;fn;fn count) to file F\n"
     "  --trace-json F     write every trace event as a line of JSON to file F\n"
+    "  --stats-json F     write the statistics the run's last statsReport (import\n"
+    "                     \"stats\") handed over as JSON to file F (docs/LIBRARY.md)\n"
     "  --timeline F       write a timeline of the run to file F (Chrome trace\n"
     "                     events: open it in Perfetto or chrome://tracing)\n"
     "  --max-trace-size SIZE  stop when a trace output (--trace, --trace-json,\n"
@@ -288,7 +290,7 @@ static SimStatus run_repeated(VM *vm, uint64_t runs, double *wall) {
 }
 
 /* Write an output file after the run: format 'j' or 'f' a profile (see
- * vm_write_profile), 'l' the timeline. Reports a failure. A regular file
+ * vm_write_profile), 'l' the timeline, 's' the statistics (--stats-json). Reports a failure. A regular file
  * (or a new one) is written whole or not at all: to a temporary file beside
  * it, renamed over it when complete, so a failed or interrupted write never
  * leaves a truncated profile; anything else (a pipe, /dev/stdout) is
@@ -320,7 +322,9 @@ static bool write_output_file(VM *vm, const char *path, char format, double wall
     free(temp);
     return false;
   }
-  bool ok = format == 'l' ? vm_write_timeline(vm, file) : vm_write_profile(vm, file, format, wall);
+  bool ok = format == 'l'   ? vm_write_timeline(vm, file)
+            : format == 's' ? vm_write_stats_json(vm, file)
+                            : vm_write_profile(vm, file, format, wall);
   if (fflush(file) != 0) ok = false;
   int saved = errno;
   if (fclose(file) != 0 && ok) ok = false, saved = errno;
@@ -350,7 +354,7 @@ int main(int argc, char **argv) {
   config.write_error = write_err;
   bool quiet = false, print_result = false, fail_on_limit = false;
   bool actions_given = false; /* --actions: only for a script, which is compiled here */
-  const char *profile_json = NULL, *profile_folded = NULL, *timeline_path = NULL;
+  const char *profile_json = NULL, *profile_folded = NULL, *timeline_path = NULL, *stats_json = NULL;
   uint64_t repeat = 0; /* 0: one plain run */
   ExploreOptions explore;
   explore_options_init(&explore);
@@ -422,6 +426,9 @@ int main(int argc, char **argv) {
     } else if (strcmp(arg, "--trace-json") == 0) {
       if (++i == argc) return usage_error("%s needs a file name", arg);
       trace_json_path = argv[i];
+    } else if (strcmp(arg, "--stats-json") == 0) {
+      if (++i == argc) return usage_error("%s needs a file name", arg);
+      stats_json = argv[i];
     } else if (strcmp(arg, "--timeline") == 0) {
       if (++i == argc) return usage_error("%s needs a file name", arg);
       timeline_path = argv[i];
@@ -523,9 +530,9 @@ int main(int argc, char **argv) {
              explore.strategy == EXPLORE_DELAY;
   if (explore.count) {
     if (replay_path) return usage_error("%s", "--replay runs one schedule: it cannot be combined with --explore");
-    if (repeat || config.profile || trace_json_path || timeline_path || print_result)
-      return usage_error("%s", "--explore reports on its own: --repeat, --profile..., --trace-json, --timeline and "
-                               "--result go with single runs (--seed, --replay)");
+    if (repeat || config.profile || trace_json_path || timeline_path || stats_json || print_result)
+      return usage_error("%s", "--explore reports on its own: --repeat, --profile..., --trace-json, --timeline, "
+                               "--stats-json and --result go with single runs (--seed, --replay)");
     if (explore.strategy == EXPLORE_DELAY && (explore.jobs > 1 || explore.shards > 1))
       return usage_error("%s", "--jobs and --shard split seeds or the exhaustive search's tree; delay bounding runs "
                                "in one process");
@@ -552,6 +559,9 @@ int main(int argc, char **argv) {
   if (seed_given && !explore.count && !config.max_steps) config.max_steps = EXPLORE_DEFAULT_MAX_STEPS;
   if (jitter_given && !explore.count && !seed_given)
     return usage_error("%s", "--jitter needs --explore, or --seed for one schedule (a replay takes its file's)");
+  /* an output must not overwrite an input */
+  if (stats_json && (same_file(stats_json, path) || (replay_path && same_file(stats_json, replay_path))))
+    return usage_error("--stats-json '%s' is an input of the run", stats_json);
   explore.script = path;
   explore.quiet = quiet;
   explore.fail_on_limit = fail_on_limit;
@@ -614,6 +624,7 @@ int main(int argc, char **argv) {
     if (profile_folded && !write_output_file(vm, profile_folded, 'f', wall)) status = SIM_USAGE;
   }
   if (timeline_path && ran && !write_output_file(vm, timeline_path, 'l', wall)) status = SIM_USAGE;
+  if (stats_json && ran && !write_output_file(vm, stats_json, 's', wall)) status = SIM_USAGE;
   if (trace_json_file && fclose(trace_json_file) != 0 && !output_broken) {
     fprintf(stderr, "simvm: cannot write '%s': %s\n", trace_json_path, strerror(errno));
     status = SIM_USAGE;

@@ -58,6 +58,24 @@ main = {
 }
 EOF
 
+cat >"$tmp/stats.sim" <<'EOF'
+import "stats"
+main = {
+  st <- newStats()
+  busy <- gauge(st, "busy")
+  w <- samples(st, "wait")
+  d <- counter(st, "done")
+  i <- samples(st, "idle")
+  setGauge(busy, 1)
+  delay(2ms)
+  setGauge(busy, 0)
+  observe(w, 1ms)
+  observe(w, 2ms)
+  incr(d, 1)
+  delay(1ms)
+  statsReport(st)
+}
+EOF
 cat >"$tmp/tick.sim" <<'EOF'
 fn tick(n) {
   delay(1ms)
@@ -122,6 +140,13 @@ expect "strict --max-time"   5 "simvm: time limit reached: the next event is aft
 expect "gc-stressed writers"  0 "ok" sh -c "SIMVM_GC_STRESS=1 '$simvm' --trace --profile --profile-json g.json --profile-folded g.folded --timeline g.tl --trace-json g.jsonl gc.sim >g.out && SIMVM_GC_STRESS=1 '$simvm' -q --profile gc.sim 2>g.err && grep -q '^main;<thread>;main ' g.folded && grep -q '\"name\": \"loop\"' g.json && grep -q '\"2 (w1)\"' g.tl && [ \$(grep -c '\"event\": \"say\"' g.jsonl) = 4 ] && grep -q '^       2us  main         say \"10\"' g.out && grep -q '^  3 (w2) ' g.err && echo ok"
 expect "output error"        2 "simvm: cannot write output: No space left on device" sh -c "'$simvm' hi.sim >/dev/full"
 expect "trace-json error"    2 "simvm: cannot write '/dev/full': No space left on device" "$simvm" -q --trace-json /dev/full tick.sim
+# --stats-json: the statistics statsReport last handed over, as one line of JSON
+# (durations in nanoseconds); null when none was; never over an input
+expect "stats-json"          0 '{"time": 3000000, "statistics": [{"name": "busy", "kind": "gauge", "count": 2, "value": 0, "mean": 0.6666666666666666, "stddev": 0.4714045207910317, "min": 0, "max": 1, "observed": 3000000}, {"name": "done", "kind": "counter", "count": 1}, {"name": "idle", "kind": "samples", "count": 0}, {"name": "wait", "kind": "samples", "count": 2, "unit": "duration", "mean": 1500000, "stddev": 500000, "min": 1000000, "p50": 1000000, "p90": 2000000, "p99": 2000000, "max": 2000000}]}' \
+  sh -c "'$simvm' -q --stats-json s.json stats.sim && cat s.json"
+expect "stats-json none"     0 "null" sh -c "'$simvm' --stats-json n.json hi.sim >/dev/null && cat n.json"
+expect "stats-json input"    2 "simvm: --stats-json 'stats.sim' is an input of the run" "$simvm" --stats-json stats.sim stats.sim
+expect "stats-json error"    2 "simvm: cannot write '/dev/full': No space left on device" "$simvm" -q --stats-json /dev/full stats.sim
 expect "help output error"   2 "simvm: cannot write output: No space left on device" sh -c "'$simvm' --help >/dev/full"
 expect "max-work value"      2 "simvm: --max-work needs a positive whole number, not '0'" "$simvm" --max-work 0 hi.sim
 expect "max-work"            5 "simvm: work limit reached: at least 1000000 units of work done (--max-work)" "$simvm" --max-work 1000000 double.sim

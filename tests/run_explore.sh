@@ -371,7 +371,7 @@ bad "--shard delay" 2 "simvm: --jobs and --shard split seeds or the exhaustive s
   --explore 10 --strategy delay --shard 1/2 overdraft.sim
 bad "--explore --replay" 2 "simvm: --replay runs one schedule: it cannot be combined with --explore" \
   --explore 10 --replay overdraft.schedule overdraft.sim
-bad "--explore --profile" 2 "simvm: --explore reports on its own: --repeat, --profile..., --trace-json, --timeline and --result go with single runs (--seed, --replay)" \
+bad "--explore --profile" 2 "simvm: --explore reports on its own: --repeat, --profile..., --trace-json, --timeline, --stats-json and --result go with single runs (--seed, --replay)" \
   --explore 10 --profile overdraft.sim
 bad "--strategy alone" 2 "simvm: --strategy needs --explore, or --seed for one schedule" --strategy random overdraft.sim
 bad "--seed exhaustive" 2 "simvm: --seed runs one schedule of pct or random; exhaustive and delay search need --explore" \

@@ -167,6 +167,16 @@ PrimResult prim_inspect_tvar(VM *vm, ObjThread *thread, Value *args, bool by_pre
   return prim_return(thread, args, AS_TVAR(args[0])->value);
 }
 
+/* writeTVarQuiet(tv, x): tv holds x from now on, written with no
+ * scheduling point, no commit and no event (threads waiting on tv wake,
+ * as after any write): for instrumentation, such as the stats module's
+ * counters, that must not change the run it measures. */
+PrimResult prim_write_tvar_quiet(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  (void)by_prelude;
+  stm_write_now(vm, thread, AS_TVAR(args[0]), args[1]);
+  return prim_return(thread, args, UNIT_VAL);
+}
+
 /* ---- the atomically prototype: slot 0 the transaction, slot 1 its
  * result, slot 2 the traceTVar calls due after the commit ---- */
 

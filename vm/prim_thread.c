@@ -79,6 +79,31 @@ PrimResult prim_trace_net(VM *vm, ObjThread *thread, Value *args, bool by_prelud
   return prim_return(thread, args, UNIT_VAL);
 }
 
+/* statsOutput(x): x, rendered as JSON now (so a value JSON cannot hold is
+ * an error where it is handed over), replaces what the run handed over
+ * before; the host writes the last one after the run (--stats-json). */
+PrimResult prim_stats_output(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
+  (void)by_prelude;
+  Buffer json;
+  buf_init(&json);
+  Value bad = UNIT_VAL;
+  if (!value_json(&json, args[0], &bad)) {
+    buf_free(&json);
+    Buffer text;
+    buf_init(&text);
+    value_show_line(&text, bad, true, 200);
+    rt_error(vm, "statsOutput cannot write %s as JSON: only records, lists, numbers, durations, strings, bools and "
+                 "none (nested at most %d deep)", buf_text(&text), JSON_MAX_DEPTH);
+    buf_free(&text);
+    return PRIM_ERROR;
+  }
+  vm_work(vm, json.length);
+  buf_truncate(&vm->stats_json, 0);
+  buf_append(&vm->stats_json, json.data, json.length);
+  buf_free(&json);
+  return prim_return_at_point(vm, thread, args, UNIT_VAL, NULL, false);
+}
+
 void prim_thread_limit(VM *vm) {
   vm_report(vm, "simvm: thread limit reached: %d threads alive (--max-threads)\n", vm->live_threads);
   vm->halt_status = SIM_LIMIT;

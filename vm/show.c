@@ -199,3 +199,53 @@ bool value_show_bounded(Buffer *buf, Value value, bool quote, size_t limit) {
   free(stack);
   return complete;
 }
+
+static bool json_value(Buffer *buf, Value value, Value *bad, int depth) {
+  if (depth > JSON_MAX_DEPTH) {
+    *bad = value;
+    return false;
+  }
+  switch (value.type) {
+    case VAL_UNIT:
+    case VAL_NONE: buf_append(buf, "null", 4); return true;
+    case VAL_BOOL: buf_printf(buf, "%s", AS_BOOL(value) ? "true" : "false"); return true;
+    case VAL_INT: buf_printf(buf, "%" PRId64, AS_INT(value)); return true;
+    case VAL_FLOAT:
+      if (isfinite(AS_FLOAT(value))) show_float(buf, AS_FLOAT(value));
+      else buf_append(buf, "null", 4);
+      return true;
+    case VAL_DURATION: buf_printf(buf, "%" PRId64, AS_DURATION(value)); return true;
+    case VAL_NIL: buf_append(buf, "[]", 2); return true;
+    default: break;
+  }
+  if (IS_STRING(value)) {
+    buf_append_json(buf, AS_CSTRING(value));
+    return true;
+  }
+  if (IS_SOME(value)) return json_value(buf, AS_SOME(value)->value, bad, depth + 1);
+  if (IS_CONS(value)) {
+    buf_append(buf, "[", 1);
+    for (Value cell = value; IS_CONS(cell); cell = cons_tail(AS_CONS(cell))) {
+      if (cell.as.obj != value.as.obj) buf_append(buf, ", ", 2);
+      if (!json_value(buf, AS_CONS(cell)->head, bad, depth + 1)) return false;
+    }
+    buf_append(buf, "]", 1);
+    return true;
+  }
+  if (IS_RECORD(value)) {
+    ObjRecord *record = AS_RECORD(value);
+    buf_append(buf, "{", 1);
+    for (int i = 0; i < record->count; i++) {
+      if (i) buf_append(buf, ", ", 2);
+      buf_append_json(buf, record->fields[i].name->chars);
+      buf_append(buf, ": ", 2);
+      if (!json_value(buf, record->fields[i].value, bad, depth + 1)) return false;
+    }
+    buf_append(buf, "}", 1);
+    return true;
+  }
+  *bad = value;
+  return false;
+}
+
+bool value_json(Buffer *buf, Value value, Value *bad) { return json_value(buf, value, bad, 0); }

@@ -25,6 +25,14 @@ bool value_show_bounded(Buffer *buf, Value value, bool quote, size_t limit);
  * one line whatever the value, even one whose rendering, sharing its parts,
  * would take more memory than there is. For traces, reports, outcomes. */
 void value_show_line(Buffer *out, Value value, bool quote, size_t limit);
+/* `value` as JSON (statsOutput, --stats-json): a record an object of its
+ * fields in order, a list an array, an int or float a number (a NaN or
+ * infinity null), a duration its int nanoseconds, a string a string,
+ * none and () null, some(x) x. False for any other value (a function, an
+ * action, a thread, an MVar, a TVar, an exception) or one nested deeper
+ * than JSON_MAX_DEPTH, which *bad is then set to; `buf` then holds part. */
+#define JSON_MAX_DEPTH 100
+bool value_json(Buffer *buf, Value value, Value *bad);
 /* Format a duration with the largest unit that is exact: "1500us", "2ms". */
 void duration_show(Buffer *buf, int64_t ns);
 

@@ -114,6 +114,8 @@ struct VM {
   bool gc_stress;
   Table strings;           /* the intern set (weak)                     */
   Buffer out;              /* say output not yet written (vm_flush_output) */
+  Buffer stats_json;       /* the value statsOutput last handed over this run,
+                              as JSON (vm_write_stats_json); empty: none     */
   Obj **young_owners;      /* young objects owning more than their slot:  */
   int young_owner_count;   /* interned strings, TVars, prototypes; what   */
   int young_owner_capacity;/* gc_free_young must visit                    */

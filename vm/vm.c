@@ -364,6 +364,7 @@ VM *vm_create(const VMConfig *config) {
 void vm_destroy(VM *vm) {
   events_stop(vm);
   buf_free(&vm->out);
+  buf_free(&vm->stats_json);
   /* the heap points into objects about to be freed: empty it first */
   timer_heap_clear(&vm->timers);
   gc_free_all(vm);
@@ -456,6 +457,7 @@ static SimStatus simulate(VM *vm, Value action) {
   vm->timer_seq = vm->transaction_counter = vm->block_counter = 0;
   vm->stm.undo_count = vm->stm.read_count = 0; /* a run may stop inside a transaction */
   memset(&vm->stats, 0, sizeof vm->stats);
+  buf_truncate(&vm->stats_json, 0);
   vm->thread_serial = 0;
   profile_free(vm->profile);
   vm->profile = vm->config.profile ? profile_new() : NULL;
@@ -541,6 +543,11 @@ Value vm_result(VM *vm) { return vm->result; }
 uint64_t vm_events(VM *vm) { return vm->stats.events; }
 
 bool vm_write_timeline(VM *vm, FILE *out) { return timeline_write(vm, out); }
+
+bool vm_write_stats_json(VM *vm, FILE *out) {
+  if (vm->stats_json.length == 0) return fputs("null\n", out) >= 0;
+  return fwrite(vm->stats_json.data, 1, vm->stats_json.length, out) == vm->stats_json.length && fputc('\n', out) != EOF;
+}
 
 bool vm_write_profile(VM *vm, FILE *out, char format, double wall_seconds) {
   if (!vm->profile) return false;

@@ -152,6 +152,11 @@ bool vm_write_profile(VM *vm, FILE *out, char format, double wall_seconds);
  * ({"traceEvents": [...]}, simulated microseconds). False on a write error. */
 bool vm_write_timeline(VM *vm, FILE *out);
 
+/* After vm_run: write the value the run last handed to statsOutput (the
+ * stats module's report, docs/LIBRARY.md) as one line of JSON, or `null`
+ * when it handed none (--stats-json). False on a write error. */
+bool vm_write_stats_json(VM *vm, FILE *out);
+
 /* After vm_run: trace events of the run (counted even when not printed). */
 uint64_t vm_events(VM *vm);
 
