@@ -252,6 +252,16 @@ sed -e '/^--/d; s/inspectTVar/readTVarIO/; s/inspectMVar/tryReadMVar/' "$tmp/ins
 counts="$(count_schedules inspect.sim) $(count_schedules inspect_none.sim) $(count_schedules inspect_io.sim)"
 [ "$counts" = "15 15 42" ] && ok || fail "inspectTVar: no scheduling point" "schedules $counts, expected 15 15 42"
 
+# ---- the net module's draws are choices: examples/election.sim, whose
+# split brain needs a clock skew past the lease margin ----
+cp "$root/examples/election.sim" "$tmp/"
+run "election: skew 2ms passes" 0 "$simvm" --explore 300 --no-shrink --schedule-out /dev/null election.sim 2 &&
+  { grep -q '^  300  pass  main returned ()$' "$tmp/out" && ok || fail "election 2ms" "$(sed -n 2,3p "$tmp/out")"; }
+run "election: skew 5ms splits the brain" 1 "$simvm" --explore 300 --schedule-out split.schedule election.sim 5 &&
+  { grep -q 'FAIL  election.sim:42: assertion failed: split brain: a leads while c still leads$' "$tmp/out" &&
+      grep -q 'it fails with 1 chosen random draw' "$tmp/out" && ok || fail "election 5ms" "$(sed -n 2,8p "$tmp/out")"; }
+run "election: the shrunk split replays" 1 "$simvm" --replay split.schedule election.sim 5
+
 # ---- scale: --jobs and --shard ----
 strip_wall() { sed 's/, "wall_seconds": [0-9.]*//' "$1"; }
 run "--jobs 1" 1 "$simvm" --explore 2000 --json --schedule-out jobs.schedule lost_update.sim &&
