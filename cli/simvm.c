@@ -82,6 +82,9 @@ static const char usage_text[] =
     "                     every schedule of 0, 1, 2 ... deviations, early ones first\n"
     "  --seed N           one schedule, seed N's of the strategy (its random(n)\n"
     "                     numbers too); with --explore, the first seed (default 1)\n"
+    "  --data-seed N      a plain run whose random numbers (random, the net\n"
+    "                     module's draws ...) come from seed N, on the default\n"
+    "                     schedule and with no step limit (default 0)\n"
     "  --depth D          pct's bug depth: D - 1 priority changes (default 3)\n"
     "  --preemptions K    exhaustive's last bound, or delay's (default: none)\n"
     "  --jitter P%        durations of delay, timeout and registerDelay become\n"
@@ -360,7 +363,7 @@ int main(int argc, char **argv) {
   explore_options_init(&explore);
   bool strategy_given = false, explore_only = false, jitter_given = false; /* explore_only: an option that needs --explore */
   const char *explore_option = NULL, *replay_path = NULL;
-  bool seed_given = false;
+  bool seed_given = false, data_seed_given = false;
   uint64_t seed = 0;
   int i = 1;
   for (; i < argc && argv[i][0] == '-' && argv[i][1] != '\0'; i++) {
@@ -445,6 +448,11 @@ int main(int argc, char **argv) {
       if (++i == argc) return usage_error("%s needs a number", arg);
       if (!parse_count(argv[i], &seed)) return usage_error("--seed needs a whole number, not '%s'", argv[i]);
       seed_given = true;
+    } else if (strcmp(arg, "--data-seed") == 0) {
+      if (++i == argc) return usage_error("%s needs a number", arg);
+      if (!parse_count(argv[i], &config.seed))
+        return usage_error("--data-seed needs a whole number, not '%s'", argv[i]);
+      data_seed_given = true;
     } else if (strcmp(arg, "--strategy") == 0) {
       if (++i == argc) return usage_error("%s needs a strategy (pct, random, exhaustive or delay)", arg);
       if (!explore_parse_strategy(argv[i], &explore.strategy))
@@ -528,6 +536,9 @@ int main(int argc, char **argv) {
   /* which options go together */
   bool dfs = explore.strategy == EXPLORE_EXHAUSTIVE || explore.strategy == EXPLORE_DFS ||
              explore.strategy == EXPLORE_DELAY;
+  if (data_seed_given && (explore.count || seed_given || replay_path))
+    return usage_error("%s", "--data-seed seeds the random numbers of a plain run, on io-sim's schedule; --seed, "
+                             "--explore and --replay choose the numbers with the schedule");
   if (explore.count) {
     if (replay_path) return usage_error("%s", "--replay runs one schedule: it cannot be combined with --explore");
     if (repeat || config.profile || trace_json_path || timeline_path || stats_json || print_result)

@@ -148,6 +148,12 @@ expect "stats-json none"     0 "null" sh -c "'$simvm' --stats-json n.json hi.sim
 expect "stats-json input"    2 "simvm: --stats-json 'stats.sim' is an input of the run" "$simvm" --stats-json stats.sim stats.sim
 expect "stats-json error"    2 "simvm: cannot write '/dev/full': No space left on device" "$simvm" -q --stats-json /dev/full stats.sim
 expect "help output error"   2 "simvm: cannot write output: No space left on device" sh -c "'$simvm' --help >/dev/full"
+printf 'main = { x <- random(1000000); y <- random(1000000); say([x, y]) }\n' >"$tmp/draws.sim"
+expect "--data-seed: the numbers change" 0 "different" \
+  sh -c "a=\$('$simvm' --data-seed 1 draws.sim); b=\$('$simvm' --data-seed 2 draws.sim); c=\$('$simvm' draws.sim); d=\$('$simvm' --data-seed 0 draws.sim); [ \"\$a\" != \"\$b\" ] && [ \"\$c\" = \"\$d\" ] && echo different"
+expect "--data-seed with --seed" 2 "simvm: --data-seed seeds the random numbers of a plain run, on io-sim's schedule; --seed, --explore and --replay choose the numbers with the schedule" \
+  "$simvm" --data-seed 1 --seed 1 draws.sim
+expect "--data-seed value"   2 "simvm: --data-seed needs a whole number, not 'x'" "$simvm" --data-seed x draws.sim
 expect "max-work value"      2 "simvm: --max-work needs a positive whole number, not '0'" "$simvm" --max-work 0 hi.sim
 expect "max-work"            5 "simvm: work limit reached: at least 1000000 units of work done (--max-work)" "$simvm" --max-work 1000000 double.sim
 expect "max-trace-size value" 2 "simvm: --max-trace-size needs a size such as 100MB or 2GB, not '10'" "$simvm" --max-trace-size 10 hi.sim
