@@ -11,6 +11,7 @@
 
 #include "shrink.h"
 #include "../base/options.h"
+#include "../base/outfile.h"
 
 /* ---- what a schedule needs ---- */
 
@@ -90,43 +91,21 @@ static void choice_line(Explorer *ex, Buffer *out, const Schedule *s, const Choi
   buf_printf(out, "\n");
 }
 
-/* Write `text` to a path that is not a regular file (/dev/null, a pipe):
- * in place, since renaming over it would replace the device. */
-static bool write_in_place(const char *path, const Buffer *text) {
-  FILE *file = fopen(path, "w");
-  bool ok = file && fwrite(text->data, 1, text->length, file) == text->length;
-  if (file && fclose(file) != 0) ok = false;
-  if (!ok) fprintf(stderr, "simvm: cannot write '%s': %s\n", path, strerror(errno));
-  return ok;
-}
-
-/* Write `text` to `path` by way of a temporary file beside it, renamed
- * over it once whole: a failed write never leaves half a file. */
+/* Write `text` to `path` whole or not at all (base/outfile.h). */
 static bool write_whole(const char *path, const Buffer *text) {
-  struct stat st;
-  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) return write_in_place(path, text);
-  size_t length = strlen(path);
-  char *temporary = xrealloc(NULL, length + 16);
-  snprintf(temporary, length + 16, "%s.tmpXXXXXX", path);
-  int fd = mkstemp(temporary);
-  bool ok = fd >= 0;
-  FILE *file = ok ? fdopen(fd, "w") : NULL;
-  if (ok && !file) {
-    close(fd);
-    ok = false;
-  }
-  if (file) {
-    ok = fwrite(text->data, 1, text->length, file) == text->length;
-    if (fclose(file) != 0) ok = false;
-    if (ok && rename(temporary, path) != 0) ok = false;
-    if (!ok) {
+  OutFile out;
+  bool ok = outfile_open(&out, path);
+  if (ok) {
+    if (fwrite(text->data, 1, text->length, out.file) != text->length) {
       int saved = errno;
-      unlink(temporary);
+      outfile_discard(&out);
       errno = saved;
+      ok = false;
+    } else {
+      ok = outfile_commit(&out);
     }
   }
   if (!ok) fprintf(stderr, "simvm: cannot write '%s': %s\n", path, strerror(errno));
-  free(temporary);
   return ok;
 }
 

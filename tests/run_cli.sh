@@ -122,6 +122,23 @@ expect "strict --max-time"   5 "simvm: time limit reached: the next event is aft
 expect "gc-stressed writers"  0 "ok" sh -c "SIMVM_GC_STRESS=1 '$simvm' --trace --profile --profile-json g.json --profile-folded g.folded --timeline g.tl --trace-json g.jsonl gc.sim >g.out && SIMVM_GC_STRESS=1 '$simvm' -q --profile gc.sim 2>g.err && grep -q '^main;<thread>;main ' g.folded && grep -q '\"name\": \"loop\"' g.json && grep -q '\"2 (w1)\"' g.tl && [ \$(grep -c '\"event\": \"say\"' g.jsonl) = 4 ] && grep -q '^       2us  main         say \"10\"' g.out && grep -q '^  3 (w2) ' g.err && echo ok"
 expect "output error"        2 "simvm: cannot write output: No space left on device" sh -c "'$simvm' hi.sim >/dev/full"
 expect "trace-json error"    2 "simvm: cannot write '/dev/full': No space left on device" "$simvm" -q --trace-json /dev/full tick.sim
+# an output that is an input is refused before anything is written, the
+# input left whole (by device and inode: another name is caught too)
+for opt in --trace-json --timeline --profile-json --profile-folded; do
+  expect "$opt over the script" 2 "simvm: $opt 'prog.sim' is the script itself: an output must not overwrite an input same" \
+    sh -c "cp prog.sim keep.sim; '$simvm' $opt prog.sim prog.sim 2>o.err; s=\$?; echo \$(head -n 1 o.err) \$(cmp -s prog.sim keep.sim && echo same); exit \$s"
+done
+expect "output by another name" 2 "simvm: --timeline './hi.sim' is the script itself: an output must not overwrite an input" "$simvm" --timeline ./hi.sim hi.sim
+expect "output over a link"  2 "simvm: --trace-json 'link.sim' is the script itself: an output must not overwrite an input" sh -c "ln -sf hi.sim link.sim && '$simvm' --trace-json link.sim hi.sim"
+expect "output over --replay" 2 "simvm: --profile-json 'r.schedule' is the --replay file: an output must not overwrite an input kept" \
+  sh -c "echo keep >r.schedule; '$simvm' --replay r.schedule --profile-json r.schedule hi.sim 2>o.err; s=\$?; echo \$(head -n 1 o.err) \$(grep -qx keep r.schedule && echo kept); exit \$s"
+expect "simc -o the script"  2 "simc: -o 'prog.sim' is the script itself: an output must not overwrite an input same" \
+  sh -c "cp prog.sim keep.sim; '$simc' -o prog.sim prog.sim 2>o.err; s=\$?; echo \$(head -n 1 o.err) \$(cmp -s prog.sim keep.sim && echo same); exit \$s"
+# every output file is written beside its path and renamed over it: a
+# hard link to the old file keeps the old contents, and no temporary
+# file is left; a device is written in place
+expect "outputs renamed into place" 0 "old old old old old 0 ok" sh -c "for f in a.jsonl a.tl a.json a.folded a.simc; do echo old >\$f; ln -f \$f \$f.link; done; '$simvm' -q --trace-json a.jsonl --timeline a.tl --profile-json a.json --profile-folded a.folded prog.sim && '$simc' -o a.simc prog.sim && echo \$(cat a.jsonl.link a.tl.link a.json.link a.folded.link a.simc.link) \$(ls | grep -cE '\\.(jsonl|tl|json|folded|simc)\\.[A-Za-z0-9]{6}\$') \$(grep -q traceEvents a.tl && '$simvm' a.simc >/dev/null && echo ok)"
+expect "outputs to a device" 0 "ok" sh -c "'$simvm' -q --trace-json /dev/null --timeline /dev/null --profile-json /dev/null prog.sim && '$simc' -o /dev/null prog.sim && [ -c /dev/null ] && echo ok"
 expect "help output error"   2 "simvm: cannot write output: No space left on device" sh -c "'$simvm' --help >/dev/full"
 expect "max-work value"      2 "simvm: --max-work needs a positive whole number, not '0'" "$simvm" --max-work 0 hi.sim
 expect "max-work"            5 "simvm: work limit reached: at least 1000000 units of work done (--max-work)" "$simvm" --max-work 1000000 double.sim
@@ -154,6 +171,9 @@ mkdir -p "$tmp/box/lib" && printf 'import "lib/in.sim"\nimport "../shared.sim"\n
 printf 'x = 7\n' >"$tmp/box/lib/in.sim" && printf 'y = 1\n' >"$tmp/shared.sim"
 expect "import outside"      0 "8" "$simvm" box/main.sim
 expect "sandbox"             3 "box/main.sim:2:1: error: cannot import '../shared.sim': --sandbox allows only files under the script's directory" "$simvm" --sandbox box/main.sim
+expect "output over an import" 2 "simvm: --trace-json 'box/lib/in.sim' is a file the script imports: an output must not overwrite an input x = 7" \
+  sh -c "'$simvm' --trace-json box/lib/in.sim box/main.sim 2>o.err; s=\$?; echo \$(head -n 1 o.err) \$(cat box/lib/in.sim); exit \$s"
+expect "simc -o an import"   2 "simc: -o 'box/lib/in.sim' is a file the script imports: an output must not overwrite an input" "$simc" -o box/lib/in.sim box/main.sim
 printf 'main = say(length([1, 2]))\n' >"$tmp/bare.sim"
 expect "simc --no-prelude"   0 "2 small" sh -c "'$simc' --no-prelude -o bare.simc bare.sim && out=\$('$simvm' bare.simc) && [ \$(wc -c <bare.simc) -lt 2000 ] && echo \"\$out small\""
 expect "simc help"           0 "usage: simc [options] file.sim" "$simc" --help

@@ -376,7 +376,7 @@ bad "--depth 0" 2 "simvm: --depth needs a whole number from 1 to 1000, not '0'" 
 bad "missing schedule" 2 "simvm: cannot open 'nothing.schedule': No such file or directory" --replay nothing.schedule overdraft.sim
 mkdir -p "$tmp/adir"
 bad "a directory as schedule" 2 "simvm: cannot read 'adir': it is a directory" --replay adir overdraft.sim
-bad "--schedule-out the script" 2 "simvm: --schedule-out 'overdraft.sim' is the script itself" --explore 5 \
+bad "--schedule-out the script" 2 "simvm: --schedule-out 'overdraft.sim' is the script itself: an output must not overwrite an input" --explore 5 \
   --schedule-out overdraft.sim overdraft.sim
 bad "--preemptions with pct" 2 "simvm: --preemptions bounds exhaustive, dfs and delay search, not pct or random" \
   --explore 5 --preemptions 2 overdraft.sim
