@@ -99,7 +99,8 @@ static const char usage_text[] =
     "  --version          show the version\n"
     "\n"
     "SIGINT and SIGTERM stop the run at the next instruction, complete every\n"
-    "output and report where each thread is.\n"
+    "output and report where each thread is; under --explore, they stop the\n"
+    "sweep after the running schedule and report what it found so far.\n"
     "An output file is written whole (to a temporary file, then renamed) and\n"
     "may not be an input: the script, the --replay file or an import.\n"
     "\n"
@@ -157,21 +158,25 @@ static int output_failed(void) {
 
 /* SIGINT and SIGTERM stop the run at the next instruction boundary, so
  * every output is completed (vm_stop only sets two fields, which is safe
- * here). A second signal a second or more after the first (the run seems
- * stuck, or writing its outputs takes too long) ends the process at once;
- * one sooner is the same signal sent twice, as timeout(1) does to the
- * process and its group, and is ignored. */
+ * here), or --explore's sweep at the next schedule, which then reports.
+ * A second signal a second or more after the first (the run seems stuck,
+ * or writing its outputs takes too long) ends the process at once; one
+ * sooner is the same signal sent twice, as timeout(1) does to the process
+ * and its group, and is ignored. */
+static volatile sig_atomic_t exploring; /* --explore's sweep reads stop_signal */
+
 static void on_signal(int sig) {
   static volatile sig_atomic_t first; /* time() of the first signal */
-  if (stop_signal || !running_vm) {
-    if (running_vm && time(NULL) - first < 1) return;
+  bool stoppable = running_vm || exploring;
+  if (stop_signal || !stoppable) {
+    if (stoppable && time(NULL) - first < 1) return;
     signal(sig, SIG_DFL);
     raise(sig);
     return;
   }
   first = (sig_atomic_t)time(NULL);
   stop_signal = sig;
-  vm_stop(running_vm, sig == SIGINT ? SIM_STOP_INTERRUPT : SIM_STOP_TERMINATE);
+  if (running_vm) vm_stop(running_vm, sig == SIGINT ? SIM_STOP_INTERRUPT : SIM_STOP_TERMINATE);
 }
 
 static void catch_signals(void) {
@@ -582,9 +587,12 @@ int main(int argc, char **argv) {
     return SIM_USAGE;
   }
   if (status == SIM_OK && explore.count) {
+    explore.stop = &stop_signal;
+    exploring = true;
+    catch_signals();
     int code = explore_command(vm, &explore);
     vm_free(vm);
-    return code;
+    return stop_signal && code != SIM_USAGE ? 128 + stop_signal : code;
   }
   if (status == SIM_OK && replay_path) {
     int code;

@@ -437,6 +437,32 @@ run "changed outcome" 3 "$simvm" --replay changed/overdraft.schedule changed/ove
   { [ "$(tail -1 "$tmp/err")" = "simvm: overdraft.sim ended differently than changed/overdraft.schedule records: it records assertion at overdraft.sim:34, but this run's outcome is pass (main returned ())" ] && ok ||
     fail "changed outcome" "stderr: $(tail -1 "$tmp/err")"; }
 
+# a signal stops a sweep at the next schedule: the report of the schedules
+# run so far, marked, and exit 128 + the signal; with --jobs the processes
+# are stopped too (the script's copy has a name no other process has)
+# interrupted NAME SIGNAL STATUS ARGS...: sent after a second
+interrupted() {
+  local name=$1 sig=$2 status=$3
+  shift 3
+  (cd "$tmp" && timeout --preserve-status -s "$sig" 1 "$simvm" --explore 1000000000 "$@" >"$tmp/out" 2>"$tmp/err")
+  local got=$?
+  if [ "$got" != "$status" ]; then fail "$name" "exit status $got, expected $status"; return; fi
+  if grep -qE "^interrupted by SIG$sig after [0-9]+ schedules of --explore 1000000000\$" "$tmp/out" ||
+     grep -qE "\"interrupted\": \"SIG$sig\", \"schedules\": [0-9]+," "$tmp/out"; then ok; else
+    fail "$name" "no report line: $(head -3 "$tmp/out" | tr '\n' '|')"
+  fi
+  if pgrep -f sigjobs.sim >/dev/null; then fail "$name" "a --jobs process is still running"; fi
+}
+cp "$tmp/overdraft.sim" "$tmp/sigjobs.sim"
+interrupted "SIGINT --explore" INT 130 -q --schedule-out sig.schedule sigjobs.sim
+interrupted "SIGTERM --explore" TERM 143 -q --schedule-out sig.schedule sigjobs.sim
+interrupted "SIGINT --jobs" INT 130 -q --jobs 2 --schedule-out sig.schedule sigjobs.sim
+interrupted "SIGTERM --jobs --json" TERM 143 --json --jobs 2 --schedule-out sig.schedule sigjobs.sim
+interrupted "SIGINT exhaustive --jobs" INT 130 -q --strategy exhaustive --preemptions 30 --jobs 2 --schedule-out sig.schedule dining.sim
+interrupted "SIGINT delay" INT 130 -q --strategy delay --schedule-out sig.schedule dining.sim
+# the failing class found before the signal is written, as found
+grep -q '^simvm-schedule 2$' "$tmp/sig.schedule" && ok || fail "interrupted schedule" "no schedule written"
+
 # a schedule written to a device is written in place, not renamed over it
 # (the runs above wrote to /dev/null)
 [ -c /dev/null ] && ok || fail "--schedule-out /dev/null" "/dev/null is no longer a device"
