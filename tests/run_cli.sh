@@ -165,6 +165,10 @@ expect "finding: capture above the stack $refresh" 3 \
 expect "finding: masking state out of range $refresh" 1 \
   'simvm: runtime error: withMaskingState needs "Unmasked", "MaskedInterruptible" or "MaskedUninterruptible"' \
   "$simvm" "$findings/mask-state-out-of-range.simc"
+# a name read from a damaged file is shown with its control bytes as '?',
+# as a compile error shows a source line: an ESC never reaches the terminal
+expect "bytecode error escapes" 3 "esc.simc: bad bytecode: builtin 0 is '?elay', this simvm's is 'delay' (recompile it)" \
+  sh -c "'$simc' -o esc.simc prog.sim && printf '\\033' | dd of=esc.simc bs=1 seek=\$(grep -obUa delay esc.simc | head -n 1 | cut -d: -f1) conv=notrunc 2>/dev/null && '$simvm' esc.simc"
 printf 'main = say(1)\n' >"$tmp/script.simc"
 expect "script named .simc"  3 "script.simc: bad bytecode: it does not start with the simvm bytecode signature" "$simvm" script.simc
 mkdir -p "$tmp/box/lib" && printf 'import "lib/in.sim"\nimport "../shared.sim"\nmain = say(x + y)\n' >"$tmp/box/main.sim"
