@@ -363,6 +363,7 @@ int main(int argc, char **argv) {
   const char *explore_option = NULL, *replay_path = NULL;
   bool seed_given = false;
   uint64_t seed = 0;
+  const char *argv_seed = NULL, *argv_shard = NULL; /* as given, for messages */
   int i = 1;
   for (; i < argc && argv[i][0] == '-' && argv[i][1] != '\0'; i++) {
     const char *arg = argv[i];
@@ -442,6 +443,7 @@ int main(int argc, char **argv) {
     } else if (strcmp(arg, "--seed") == 0) {
       if (++i == argc) return usage_error("%s needs a number", arg);
       if (!parse_count(argv[i], &seed)) return usage_error("--seed needs a whole number, not '%s'", argv[i]);
+      argv_seed = argv[i];
       seed_given = true;
     } else if (strcmp(arg, "--strategy") == 0) {
       if (++i == argc) return usage_error("%s needs a strategy (pct, random, exhaustive or delay)", arg);
@@ -478,6 +480,7 @@ int main(int argc, char **argv) {
       explore_only = true;
     } else if (strcmp(arg, "--shard") == 0) {
       if (++i == argc) return usage_error("%s needs I/N", arg);
+      argv_shard = argv[i];
       if (!parse_shard(argv[i], &explore.shard, &explore.shards))
         return usage_error("--shard needs I/N with 1 <= I <= N (the I-th of N slices of the seeds), not '%s'",
                            argv[i]);
@@ -539,6 +542,19 @@ int main(int argc, char **argv) {
                                "--preemptions K");
     if (!dfs && explore.preemptions >= 0)
       return usage_error("%s", "--preemptions bounds exhaustive, dfs and delay search, not pct or random");
+    /* the seeds are first_seed .. first_seed + N - 1: they must not wrap */
+    char message[400];
+    if (seed_given && !dfs && explore.count - 1 > UINT64_MAX - seed) {
+      snprintf(message, sizeof message, "--seed %s with --explore %" PRIu64 " is out of range: the seeds would pass "
+               "18446744073709551615", argv_seed, explore.count);
+      return usage_error("%s", message);
+    }
+    /* a slice of the seeds that gets none would pass having run nothing */
+    if (!dfs && explore.shard > explore.count) {
+      snprintf(message, sizeof message, "--shard %s gets none of --explore %" PRIu64 "'s seeds: slice I has seeds only "
+               "when I <= the number of schedules", argv_shard, explore.count);
+      return usage_error("%s", message);
+    }
     if (seed_given) explore.first_seed = seed;
     explore.seed_given = seed_given;
   } else {
@@ -624,7 +640,9 @@ int main(int argc, char **argv) {
    * signal or a write error */
   if (config.profile && ran) {
     fflush(stdout);
-    if (!profile_json && !profile_folded) vm_write_profile(vm, stderr, 't', wall);
+    /* the text profile is an output too: a failed write is exit status 2 */
+    if (!profile_json && !profile_folded && (!vm_write_profile(vm, stderr, 't', wall) || fflush(stderr) != 0))
+      status = SIM_USAGE;
     if (profile_json && !write_output_file(vm, profile_json, 'j', wall)) status = SIM_USAGE;
     if (profile_folded && !write_output_file(vm, profile_folded, 'f', wall)) status = SIM_USAGE;
   }

@@ -139,6 +139,7 @@ expect "simc -o the script"  2 "simc: -o 'prog.sim' is the script itself: an out
 # file is left; a device is written in place
 expect "outputs renamed into place" 0 "old old old old old 0 ok" sh -c "for f in a.jsonl a.tl a.json a.folded a.simc; do echo old >\$f; ln -f \$f \$f.link; done; '$simvm' -q --trace-json a.jsonl --timeline a.tl --profile-json a.json --profile-folded a.folded prog.sim && '$simc' -o a.simc prog.sim && echo \$(cat a.jsonl.link a.tl.link a.json.link a.folded.link a.simc.link) \$(ls | grep -cE '\\.(jsonl|tl|json|folded|simc)\\.[A-Za-z0-9]{6}\$') \$(grep -q traceEvents a.tl && '$simvm' a.simc >/dev/null && echo ok)"
 expect "outputs to a device" 0 "ok" sh -c "'$simvm' -q --trace-json /dev/null --timeline /dev/null --profile-json /dev/null prog.sim && '$simc' -o /dev/null prog.sim && [ -c /dev/null ] && echo ok"
+expect "profile output error" 2 "" sh -c "'$simvm' -q --profile prog.sim 2>/dev/full"
 expect "help output error"   2 "simvm: cannot write output: No space left on device" sh -c "'$simvm' --help >/dev/full"
 expect "max-work value"      2 "simvm: --max-work needs a positive whole number, not '0'" "$simvm" --max-work 0 hi.sim
 expect "max-work"            5 "simvm: work limit reached: at least 1000000 units of work done (--max-work)" "$simvm" --max-work 1000000 double.sim

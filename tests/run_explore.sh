@@ -395,6 +395,24 @@ bad "no program" 3 "simvm: noprogram.schedule: no 'program' line" --replay nopro
 printf 'simvm-schedule 1\nprogram overdraft.sim %s\nstep two at 0ns runs 2\n' "$hash" >"$tmp/badstep.schedule"
 bad "malformed step" 3 "simvm: badstep.schedule:3: malformed step line: 'step two at 0ns runs 2' (it should read 'step N at TIME runs THREAD')" \
   --replay badstep.schedule overdraft.sim
+# a number too large for its field is out of range, not malformed
+range_case() { # NAME LINE MESSAGE
+  printf 'simvm-schedule 2\nprogram overdraft.sim %s\n%s\n' "$hash" "$2" >"$tmp/range.schedule"
+  bad "$1" 3 "simvm: range.schedule:3: $3" --replay range.schedule overdraft.sim
+}
+range_case "step out of range" "step 99999999999 at 0ns runs 2" "a step number out of range (from 1 to 1000000000): 'step 99999999999 at 0ns runs 2'"
+range_case "time out of range" "step 4 at 99999999999999999999ns runs 2" "a time out of range (at most 9223372036854775807ns): 'step 4 at 99999999999999999999ns runs 2'"
+range_case "seed out of range" "seed 99999999999999999999" "a seed out of range (at most 18446744073709551615): 'seed 99999999999999999999'"
+range_case "choice number out of range" "random main#99999999999 = 1 of 6" "a choice number out of range (T#N: N from 1 to 1000000000): 'random main#99999999999 = 1 of 6'"
+range_case "random range out of range" "random main#1 = 1 of 99999999999999999999" "a random range n out of range (from 1 to 9223372036854775807): 'random main#1 = 1 of 99999999999999999999'"
+range_case "duration out of range" "delay main#1 = 99999999999s of 5ms" "a duration out of range (at most 9223372036854775807ns): 'delay main#1 = 99999999999s of 5ms'"
+# seeds do not wrap, and a shard with no seeds is refused
+bad "--seed past the last" 2 "simvm: --seed 18446744073709551615 with --explore 5 is out of range: the seeds would pass 18446744073709551615" \
+  --seed 18446744073709551615 --explore 5 overdraft.sim
+bad "--shard with no seeds" 2 "simvm: --shard 1024/1024 gets none of --explore 10's seeds: slice I has seeds only when I <= the number of schedules" \
+  --shard 1024/1024 --explore 10 overdraft.sim
+run "--seed the last" 1 "$simvm" --seed 18446744073709551615 --explore 1 -q --schedule-out /dev/null overdraft.sim &&
+  { grep -q ', seed 18446744073709551615$' "$tmp/out" && ok || fail "--seed the last" "$(head -1 "$tmp/out")"; }
 printf 'simvm-schedule 1\nprogram overdraft.sim %s\nstep 4 at 0ns runs 2.x\n' "$hash" >"$tmp/badid.schedule"
 bad "bad thread id" 3 "simvm: badid.schedule:3: malformed step line: 'step 4 at 0ns runs 2.x' (it should read 'step N at TIME runs THREAD')" \
   --replay badid.schedule overdraft.sim
