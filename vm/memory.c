@@ -220,6 +220,7 @@ static void blacken(GrayStack *gray, Obj *obj) {
       mark_value(gray, mvar->value);
       mark_obj(gray, (Obj *)mvar->label);
       for (ObjThread *t = mvar->takers_head; t; t = t->wait_next) mark_obj(gray, (Obj *)t);
+      for (ObjThread *t = mvar->readers_head; t; t = t->wait_next) mark_obj(gray, (Obj *)t);
       for (ObjThread *t = mvar->putters_head; t; t = t->wait_next) mark_obj(gray, (Obj *)t);
       mark_obj(gray, (Obj *)mvar->last_taker);
       mark_obj(gray, (Obj *)mvar->last_putter);

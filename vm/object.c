@@ -150,6 +150,7 @@ ObjMVar *obj_mvar(VM *vm, bool full, Value value) {
   mvar->value = full ? value : UNIT_VAL;
   mvar->label = NULL;
   mvar->takers_head = mvar->takers_tail = NULL;
+  mvar->readers_head = mvar->readers_tail = NULL;
   mvar->putters_head = mvar->putters_tail = NULL;
   mvar->last_taker = mvar->last_putter = NULL;
   mvar->explore_id = vm->explore ? explore_object_id(vm) : 0;

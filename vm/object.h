@@ -182,7 +182,10 @@ typedef struct {
   bool full;
   Value value;
   ObjString *label;    /* labelMVar, or NULL */
-  ObjThread *takers_head, *takers_tail;   /* takeMVar and readMVar, in order */
+  ObjThread *takers_head, *takers_tail;   /* takeMVar, in order               */
+  ObjThread *readers_head, *readers_tail; /* readMVar, in order: a queue of
+                                              their own, so a put serves them
+                                              without walking the takers   */
   ObjThread *putters_head, *putters_tail; /* putMVar, in order               */
   ObjThread *last_taker;   /* who last took its value, or NULL: the deadlock */
   ObjThread *last_putter;  /* report's wait-for edges                        */
