@@ -124,9 +124,20 @@ static bool nat_from_some(VM *vm, Value *args, Value *result) {
 static bool nat_set_field(VM *vm, Value *args, Value *result) {
   ObjRecord *old = AS_RECORD(args[0]);
   ObjString *name = obj_intern(vm, AS_STRING(args[1])); /* field names are interned */
-  vm_work(vm, (uint64_t)old->count); /* a copy of the record: O(fields) each time */
   int found = record_field_index(old, name);
-  ObjRecord *record = obj_record(vm, old->count + (found < 0));
+  if (found < 0) { /* a new field: written after the record's own, if there is room */
+    ObjRecord *longer = obj_record_extend(vm, old, name, args[2]);
+    vm_work(vm, longer ? 1 : (uint64_t)old->count);
+    if (longer) {
+      *result = OBJ_VAL(longer);
+      return true;
+    }
+  } else {
+    vm_work(vm, (uint64_t)old->count); /* a copy */
+  }
+  /* a copy; one that adds a field gets room to add more without copying */
+  int count = old->count + (found < 0);
+  ObjRecord *record = obj_record_with_room(vm, count, found < 0 ? 2 * count : count);
   old = AS_RECORD(args[0]); /* still rooted in args; reload for clarity */
   for (int i = 0; i < old->count; i++) record->fields[i] = old->fields[i];
   if (found < 0) found = old->count;

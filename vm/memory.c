@@ -159,6 +159,7 @@ static void blacken(GrayStack *gray, Obj *obj) {
       break;
     case OBJ_RECORD: {
       ObjRecord *record = (ObjRecord *)obj;
+      mark_obj(gray, (Obj *)record->owner);
       for (int i = 0; i < record->count; i++) {
         mark_obj(gray, (Obj *)record->fields[i].name);
         mark_value(gray, record->fields[i].value);
@@ -235,7 +236,10 @@ static size_t object_size(Obj *obj) {
   switch (obj->type) {
     case OBJ_STRING: return sizeof(ObjString) + (size_t)((ObjString *)obj)->length + 1;
     case OBJ_CONS: return sizeof(ObjCons);
-    case OBJ_RECORD: return sizeof(ObjRecord) + (size_t)((ObjRecord *)obj)->count * sizeof(Field);
+    case OBJ_RECORD: {
+      int capacity = ((ObjRecord *)obj)->capacity;
+      return sizeof(ObjRecord) + (size_t)capacity * sizeof(Field) + (size_t)record_index_slots(capacity) * sizeof(int32_t);
+    }
     case OBJ_SOME: return sizeof(ObjSome);
     case OBJ_PROTO: return sizeof(ObjProto);
     case OBJ_CLOSURE: return sizeof(ObjClosure) + (size_t)((ObjClosure *)obj)->upvalue_count * sizeof(Value);

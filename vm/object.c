@@ -68,14 +68,69 @@ ObjString *obj_stringf(VM *vm, const char *fmt, ...) {
 
 ObjCons *obj_cons(VM *vm, Value head, Value tail) { return cons_new(vm, head, tail); }
 
-ObjRecord *obj_record(VM *vm, int count) {
-  ObjRecord *record = ALLOCATE(vm, ObjRecord, (size_t)count * sizeof(Field), OBJ_RECORD);
-  record->count = count;
+ObjRecord *obj_record_with_room(VM *vm, int count, int capacity) {
+  int slots = record_index_slots(capacity);
+  ObjRecord *record =
+      ALLOCATE(vm, ObjRecord, (size_t)capacity * sizeof(Field) + (size_t)slots * sizeof(int32_t), OBJ_RECORD);
+  record->count = record->used = count;
+  record->capacity = capacity;
+  record->owner = NULL;
+  record->fields = (Field *)(record + 1);
+  record->index = slots ? (int32_t *)(record->fields + capacity) : NULL;
+  record->indexed = false;
   for (int i = 0; i < count; i++) {
     record->fields[i].name = NULL;
     record->fields[i].value = UNIT_VAL;
   }
   return record;
+}
+
+ObjRecord *obj_record(VM *vm, int count) { return obj_record_with_room(vm, count, count); }
+
+/* Field names are interned, so their hash is set. */
+static void index_insert(ObjRecord *storage, int field) {
+  int mask = record_index_slots(storage->capacity) - 1;
+  const ObjString *name = storage->fields[field].name;
+  for (uint32_t h = name->hash;; h++) {
+    int32_t *slot = &storage->index[h & (uint32_t)mask];
+    if (*slot == 0) {
+      *slot = field + 1;
+      return;
+    }
+    if (storage->fields[*slot - 1].name == name) return; /* the first of a name stands */
+  }
+}
+
+int record_index_find(ObjRecord *storage, const ObjString *name) {
+  if (!storage->indexed) {
+    memset(storage->index, 0, (size_t)record_index_slots(storage->capacity) * sizeof(int32_t));
+    for (int i = 0; i < storage->used; i++) index_insert(storage, i);
+    storage->indexed = true;
+  }
+  int mask = record_index_slots(storage->capacity) - 1;
+  for (uint32_t h = name->hash;; h++) {
+    int32_t field = storage->index[h & (uint32_t)mask];
+    if (field == 0) return -1;
+    if (storage->fields[field - 1].name == name) return field - 1;
+  }
+}
+
+ObjRecord *obj_record_extend(VM *vm, ObjRecord *record, ObjString *name, Value value) {
+  ObjRecord *storage = record_storage(record);
+  /* an old storage is immutable (vm/memory.h); another record may have
+   * written past this one's fields already */
+  if (storage->obj.marked || storage->used != record->count || storage->used == storage->capacity) return NULL;
+  ObjRecord *longer = ALLOCATE(vm, ObjRecord, 0, OBJ_RECORD); /* record (rooted) keeps storage */
+  storage->fields[storage->used] = (Field){name, value};
+  if (storage->indexed) index_insert(storage, storage->used);
+  storage->used++;
+  longer->count = record->count + 1;
+  longer->fields = storage->fields;
+  longer->owner = storage;
+  longer->capacity = longer->used = 0;
+  longer->index = NULL;
+  longer->indexed = false;
+  return longer;
 }
 
 ObjSome *obj_some(VM *vm, Value value) {

@@ -63,15 +63,55 @@ typedef struct {
   Value value;
 } Field;
 
-typedef struct {
+/* A record is immutable, but records made by setField adding a field share
+ * storage: a record's fields are fields[0, count) of a storage that its
+ * owner (the record itself, or `owner`) holds after its header, with room
+ * for `capacity`. setField adding a field to the record whose fields end
+ * the storage's written part (`used`) writes the field there and makes a
+ * header-only record one longer, so building a record field by field is
+ * amortised linear, not a copy of the whole record each time; any other
+ * setField copies. A storage of RECORD_INDEX_MIN fields or more also holds
+ * an index of its names (open addressing, built at the first lookup), so
+ * finding a field, or that there is none, is O(1) there. */
+#define RECORD_INDEX_MIN 16
+
+typedef struct ObjRecord ObjRecord;
+struct ObjRecord {
   Obj obj;
   int count;
-  Field fields[];     /* in source order; names are interned */
-} ObjRecord;
+  Field *fields;      /* in source order; names are interned            */
+  ObjRecord *owner;   /* whose storage `fields` is in; NULL: its own     */
+  int capacity;       /* fields its own storage has room for (0: shares) */
+  int used;           /* of its own storage: fields written, by it or by
+                         records sharing it                               */
+  int32_t *index;     /* of its own storage: field + 1 by name, or NULL   */
+  bool indexed;       /* the index holds fields[0, used)                  */
+};
+
+/* The storage a record's fields are in. */
+static inline ObjRecord *record_storage(ObjRecord *record) { return record->owner ? record->owner : record; }
+
+/* Slots of the index of a storage of `capacity` fields: a power of two at
+ * least twice it, or 0 below RECORD_INDEX_MIN. */
+static inline int record_index_slots(int capacity) {
+  if (capacity < RECORD_INDEX_MIN) return 0;
+  int slots = 32;
+  while (slots < 2 * capacity) slots *= 2;
+  return slots;
+}
+
+/* The field named `name` in a storage's index, or -1; builds the index
+ * first if need be (vm/object.c). */
+int record_index_find(ObjRecord *storage, const ObjString *name);
 
 /* The index of the field named `name` (interned, as every field name is),
  * or -1 when the record has none. */
 static inline int record_field_index(const ObjRecord *record, const ObjString *name) {
+  ObjRecord *storage = record_storage((ObjRecord *)record);
+  if (storage->index) {
+    int i = record_index_find(storage, name);
+    return i < record->count ? i : -1;
+  }
   for (int i = 0; i < record->count; i++)
     if (record->fields[i].name == name) return i;
   return -1;
@@ -299,6 +339,15 @@ ObjString *obj_stringf(VM *vm, const char *fmt, ...) __attribute__((format(print
 ObjCons *obj_cons(VM *vm, Value head, Value tail);
 /* A record with `count` fields, all unit; the caller fills names and values. */
 ObjRecord *obj_record(VM *vm, int count);
+
+/* A record of `count` fields with room for `capacity` (>= count) in its
+ * storage, for setField to add to. */
+ObjRecord *obj_record_with_room(VM *vm, int count, int capacity);
+
+/* setField(record, name, value) for a name the record lacks, when its
+ * storage has room after its fields: the record one field longer, sharing
+ * the storage; NULL when it cannot (then copy). */
+ObjRecord *obj_record_extend(VM *vm, ObjRecord *record, ObjString *name, Value value);
 ObjSome *obj_some(VM *vm, Value value);
 /* An empty prototype; `file` must outlive it (the VM keeps source names). */
 ObjProto *obj_proto(VM *vm, ProtoKind kind, const char *file, int line);
