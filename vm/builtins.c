@@ -124,6 +124,7 @@ static bool nat_from_some(VM *vm, Value *args, Value *result) {
 static bool nat_set_field(VM *vm, Value *args, Value *result) {
   ObjRecord *old = AS_RECORD(args[0]);
   ObjString *name = obj_intern(vm, AS_STRING(args[1])); /* field names are interned */
+  args[1] = OBJ_VAL(name); /* rooted there: the intern set holds it weakly */
   int found = record_field_index(old, name);
   if (found < 0) { /* a new field: written after the record's own, if there is room */
     ObjRecord *longer = obj_record_extend(vm, old, name, args[2]);
@@ -172,7 +173,7 @@ static bool nat_to_int(VM *vm, Value *args, Value *result) {
     }
     *result = INT_VAL((int64_t)f);
   } else if (IS_STRING(v)) {
-    const char *text = AS_CSTRING(v);
+    const char *text = obj_string_cstring(vm, &args[0]); /* strtoll, strtod need the NUL */
     char *end;
     vm_work(vm, (uint64_t)AS_STRING(v)->length);
     errno = 0;
@@ -193,7 +194,7 @@ static bool nat_to_float(VM *vm, Value *args, Value *result) {
   } else if (IS_INT(v)) {
     *result = FLOAT_VAL((double)AS_INT(v));
   } else if (IS_STRING(v)) {
-    const char *text = AS_CSTRING(v);
+    const char *text = obj_string_cstring(vm, &args[0]); /* strtoll, strtod need the NUL */
     char *end;
     vm_work(vm, (uint64_t)AS_STRING(v)->length);
     double f = strtod(text, &end);

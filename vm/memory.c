@@ -150,6 +150,8 @@ static void mark_roots(VM *vm, GrayStack *gray) {
 static void blacken(GrayStack *gray, Obj *obj) {
   switch (obj->type) {
     case OBJ_STRING:
+      mark_obj(gray, (Obj *)((ObjString *)obj)->owner);
+      break;
     case OBJ_BUILTIN:
     case OBJ_FREE:
       break;
@@ -234,7 +236,10 @@ static void blacken(GrayStack *gray, Obj *obj) {
 
 static size_t object_size(Obj *obj) {
   switch (obj->type) {
-    case OBJ_STRING: return sizeof(ObjString) + (size_t)((ObjString *)obj)->length + 1;
+    case OBJ_STRING: {
+      const ObjString *string = (const ObjString *)obj;
+      return sizeof(ObjString) + (string->owner ? 0 : (size_t)string->capacity + 1);
+    }
     case OBJ_CONS: return sizeof(ObjCons);
     case OBJ_RECORD: {
       int capacity = ((ObjRecord *)obj)->capacity;

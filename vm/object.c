@@ -19,20 +19,46 @@ ObjString *obj_string(VM *vm, const char *chars, int length) {
   ObjString *string = ALLOCATE(vm, ObjString, (size_t)length + 1, OBJ_STRING);
   string->interned = true;
   string->hash = hash;
-  string->length = length;
+  string->length = string->capacity = string->used = length;
+  string->owner = NULL;
+  string->chars = (char *)(string + 1);
   memcpy(string->chars, chars, (size_t)length);
   string->chars[length] = '\0';
   table_set(&vm->strings, string, UNIT_VAL); /* allocates no object: no collection */
   return string;
 }
 
-ObjString *obj_string_new(VM *vm, int length) {
-  ObjString *string = ALLOCATE(vm, ObjString, (size_t)length + 1, OBJ_STRING);
+ObjString *obj_string_with_room(VM *vm, int length, int capacity) {
+  ObjString *string = ALLOCATE(vm, ObjString, (size_t)capacity + 1, OBJ_STRING);
   string->interned = false;
   string->hash = 0;
-  string->length = length;
+  string->length = string->used = length;
+  string->capacity = capacity;
+  string->owner = NULL;
+  string->chars = (char *)(string + 1);
   string->chars[length] = '\0';
   return string;
+}
+
+ObjString *obj_string_new(VM *vm, int length) { return obj_string_with_room(vm, length, length); }
+
+ObjString *obj_string_append(VM *vm, ObjString *s, const char *chars, int length) {
+  ObjString *storage = s->owner ? s->owner : s;
+  /* an old storage is immutable (vm/memory.h); another string may have
+   * been written past this one already */
+  if (length == 0 || storage->obj.marked || storage->used != s->length || storage->capacity - s->length < length)
+    return NULL;
+  ObjString *longer = ALLOCATE(vm, ObjString, 0, OBJ_STRING); /* s (rooted) keeps storage */
+  memcpy(storage->chars + storage->used, chars, (size_t)length);
+  storage->used += length;
+  storage->chars[storage->used] = '\0';
+  longer->interned = false;
+  longer->hash = 0;
+  longer->length = storage->used;
+  longer->capacity = longer->used = 0;
+  longer->owner = storage;
+  longer->chars = storage->chars;
+  return longer;
 }
 
 ObjString *obj_find_interned(VM *vm, ObjString *s) {
@@ -41,8 +67,19 @@ ObjString *obj_find_interned(VM *vm, ObjString *s) {
   return table_find_string(&vm->strings, s->chars, s->length, hash_bytes(s->chars, s->length));
 }
 
+const char *obj_string_cstring(VM *vm, Value *slot) {
+  if (!string_shared(AS_STRING(*slot))) return AS_STRING(*slot)->chars;
+  ObjString *copy = obj_string_new(vm, AS_STRING(*slot)->length);
+  memcpy(copy->chars, AS_STRING(*slot)->chars, (size_t)copy->length);
+  *slot = OBJ_VAL(copy);
+  return copy->chars;
+}
+
 ObjString *obj_intern(VM *vm, ObjString *s) {
   if (s->interned) return s;
+  /* an interned string is a name, used as a C string: one that shares
+   * storage is interned as a copy of its own */
+  if (string_shared(s)) return obj_string(vm, s->chars, s->length);
   vm_work(vm, (uint64_t)s->length);
   uint32_t hash = hash_bytes(s->chars, s->length);
   ObjString *interned = table_find_string(&vm->strings, s->chars, s->length, hash);

@@ -41,13 +41,30 @@ struct Obj {
  * run time (++, show, join) are not: hashing a long result would cost as
  * much again as making it, and only a string used as a record field name
  * needs it (obj_intern). */
-typedef struct {
+/* A string made by `++` shares its left operand's storage when that
+ * operand ends the storage's written part (`used`) and the storage has
+ * room: the right operand is written after it, so a string grown by
+ * appends in a loop costs amortised linear time, not a copy each time.
+ * Its bytes are chars[0, length) of the storage its owner (itself, or
+ * `owner`) holds after its header. Only the string that ends a storage is
+ * NUL-terminated: use `length` (or "%.*s"), never the terminator, for a
+ * string made at run time. Names and literals (interned) have storage of
+ * their own, exactly their size, and are always terminated. */
+typedef struct ObjString ObjString;
+struct ObjString {
   Obj obj;
   bool interned;      /* in the VM's intern set, and `hash` is its hash */
   uint32_t hash;
-  int length;         /* bytes, not counting the terminating NUL */
-  char chars[];
-} ObjString;
+  int length;         /* bytes, not counting a terminating NUL */
+  int capacity;       /* bytes its own storage has room for (0: shares)  */
+  int used;           /* of its own storage: bytes written               */
+  ObjString *owner;   /* whose storage `chars` is in; NULL: its own       */
+  char *chars;
+};
+
+/* Whether a string's storage may yet be written past its length (by ++),
+ * so that its terminator cannot be relied on. */
+static inline bool string_shared(const ObjString *s) { return s->owner || s->capacity != s->length; }
 
 /* The tail is a pointer, not a Value: a list is only ever NIL_VAL or a
  * cons, and a cell is 32 bytes instead of 40. */
@@ -325,8 +342,22 @@ ObjString *obj_string(VM *vm, const char *chars, int length);
 /* A string of `length` bytes that is not interned; the caller fills
  * chars[0 .. length - 1] (the NUL after them is set). */
 ObjString *obj_string_new(VM *vm, int length);
+
+/* The same with room for `capacity` (>= length) bytes, for ++ to append to. */
+ObjString *obj_string_with_room(VM *vm, int length, int capacity);
+
+/* s ++ chars[0, length) written after s in its storage, when s ends the
+ * storage's written part and there is room: the longer string, sharing it;
+ * NULL when it cannot (then copy). */
+ObjString *obj_string_append(VM *vm, ObjString *s, const char *chars, int length);
+
+/* The chars of the string in *slot as a C string: its own when they cannot
+ * lose their terminator, else those of a copy put in *slot (a rooted
+ * place, such as a builtin's argument). May collect. */
+const char *obj_string_cstring(VM *vm, Value *slot);
 /* The interned string equal to `s`: s itself once interned (it then joins
- * the intern set), or the one already there. Never collects. */
+ * the intern set), or the one already there; a copy of its own when s
+ * shares storage (string_shared), which may collect. */
 ObjString *obj_intern(VM *vm, ObjString *s);
 /* The interned string equal to `s`, or NULL if there is none (then no
  * record has a field of that name). */
