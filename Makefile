@@ -28,7 +28,7 @@ WARN    := -Wall -Wextra -Werror=implicit-function-declaration
 ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) $(PIE) -I$(BUILD)/gen -Ilang -Ivm $(EXTRA_CFLAGS)
 LDLIBS  := -lm
 
-BASE_SRC     := base/alloc.c base/options.c
+BASE_SRC     := base/alloc.c base/options.c base/outfile.c
 LANG_SRC     := lang/ast.c lang/diag.c lang/parse.c lang/source.c
 VM_SRC       := $(wildcard vm/*.c)
 COMPILER_SRC := $(wildcard compiler/*.c)

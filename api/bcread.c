@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lang/diag.h"
 #include "../vm/builtins.h"
 #include "api.h"
 #include "bytecode.h"
@@ -203,6 +204,9 @@ SimStatus bytecode_load(VM *vm, const char *name, const uint8_t *data, size_t si
   if (!r.error[0] && r.p != r.end) snprintf(r.error, sizeof r.error, "%zu bytes of junk after the program", (size_t)(r.end - r.p));
   vm->gc_paused--;
   if (r.error[0]) {
+    /* the reason may quote the file's own names and strings */
+    size_t length = strlen(r.error);
+    diag_printable(r.error, (int)length, length == sizeof r.error - 1, r.error);
     vm_report(vm, "%s: bad bytecode: %s\n", name, r.error);
     return SIM_COMPILE_ERROR;
   }

@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -65,6 +66,9 @@ static bool is_dfs(const ExploreOptions *o) {
 }
 
 /* ---- output ---- */
+
+/* A signal asked the sweep to stop (ExploreOptions.stop). */
+static int stop_signal(const Context *cx) { return cx->options->stop ? (int)*cx->options->stop : 0; }
 
 static void out_failed(void) {
   fprintf(stderr, "simvm: cannot write output: %s\n", strerror(errno));
@@ -328,6 +332,7 @@ typedef struct {
   int bound;                   /* dfs: the last bound explored            */
   double started, last_progress;
   bool progress;               /* a progress line on the terminal         */
+  int interrupted;             /* the signal that stopped the sweep, or 0 */
 } Sweep;
 
 static void show_progress(Sweep *s, bool final) {
@@ -499,6 +504,10 @@ static pid_t start_job(FILE **in, FILE **out) {
     return -1;
   }
   if (pid == 0) {
+    /* the parent stops the sweep, and then this process: a signal sent to
+     * the whole group (Ctrl-C, timeout) must not end it first */
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
     close(fds[0]);
     *out = fdopen(fds[1], "w");
   } else {
@@ -506,6 +515,12 @@ static pid_t start_job(FILE **in, FILE **out) {
     *in = fdopen(fds[0], "r");
   }
   return pid;
+}
+
+/* After an interrupted sweep: its processes have more to say, unread. */
+static void stop_jobs(const pid_t *pids, int jobs) {
+  for (int j = 0; j < jobs; j++) kill(pids[j], SIGKILL);
+  for (int j = 0; j < jobs; j++) waitpid(pids[j], NULL, 0);
 }
 
 static bool parallel_sweep(Context *cx, Sweep *s, uint64_t size) {
@@ -545,7 +560,16 @@ static bool parallel_sweep(Context *cx, Sweep *s, uint64_t size) {
                   w.preemptions, w.hash};
       take_record(cx, s, &r, NULL);
       show_progress(s, false);
+      if ((s->interrupted = stop_signal(cx))) break;
     }
+    if (s->interrupted) break;
+  }
+  if (s->interrupted) { /* the choices' totals come at a process's end: not counted */
+    stop_jobs(pids, jobs);
+    for (int j = 0; j < jobs; j++) fclose(from[j]);
+    free(from);
+    free(pids);
+    return ok;
   }
   for (int j = 0; j < jobs && ok; j++) ok = read_totals(from[j], s);
   for (int j = 0; j < jobs; j++) {
@@ -612,9 +636,11 @@ static void dfs_sweep(Context *cx, Sweep *s, DfsEmit emit, void *user) {
         explore_schedule(cx->ex, &found, true);
         emit(cx, s, RUN_COUNTED, &r, &found, bound, user);
         if (number >= o->count) break;
+        if ((s->interrupted = stop_signal(cx))) break;
       }
       more = explore_dfs_next(cx->ex);
     }
+    if (s->interrupted) break;
     if (number >= o->count && more) break; /* stopped by --explore N */
     /* with no last bound given: a slice of a split search cannot tell
      * (another may reach the bound), and with one, bounds to it are run
@@ -821,12 +847,24 @@ static bool parallel_dfs(Context *cx, Sweep *s) {
       coverage_merge(&s->coverage, &st->choices);
       take_record(cx, s, &r, st->d.has_schedule ? &st->schedule : NULL);
       show_progress(s, false);
+      if ((s->interrupted = stop_signal(cx))) break;
     } else {
       truncated = true;
       free(st->text);
       free(st->where);
     }
     ok = stream_next(cx, st);
+  }
+  if (s->interrupted) {
+    stop_jobs(pids, jobs);
+    for (int j = 0; j < jobs; j++) {
+      fclose(streams[j].in);
+      schedule_free(&streams[j].schedule);
+      coverage_free(&streams[j].choices);
+    }
+    free(streams);
+    free(pids);
+    return true;
   }
   bool exhausted = !truncated;
   for (int j = 0; j < jobs && ok; j++) {
@@ -883,6 +921,7 @@ static void delay_level(Delay *d, Schedule *prefix, int after, int left) {
     take_record(cx, d->s, &r, &d->found);
     show_progress(d->s, false);
     if (d->number >= o->count) d->stop = true;
+    if ((d->s->interrupted = stop_signal(cx))) d->stop = true;
     return;
   }
   explore_captured()->length = 0;
@@ -924,6 +963,7 @@ static void delay_sweep(Context *cx, Sweep *s) {
     }
   }
   if (!d.stop && o->preemptions >= 0) s->exhausted = true;
+  if (s->interrupted) s->exhausted = false;
   explore_record_steps(cx->ex, false);
   schedule_free(&d.found);
 }
@@ -944,6 +984,7 @@ typedef struct {
   int runs;                    /* shrinking's replays                     */
   int tried;                   /* the class's runs shrunk                 */
   bool write_failed;           /* its schedule file could not be written  */
+  bool shrunk;                 /* false with --no-shrink, or once a signal stopped the sweep */
   char *path;                  /* the file written, or NULL               */
 } Failure;
 
@@ -1018,7 +1059,8 @@ static bool settle_failure(Context *cx, Sweep *s, Failure *f, int n) {
   VM *vm = cx->vm;
   Class *c = &s->classes.items[f->class_index];
   const ExploreOptions *o = cx->options;
-  int tries = o->shrink ? c->candidates : 1;
+  f->shrunk = o->shrink && !stop_signal(cx); /* stopped: written as found, at once */
+  int tries = f->shrunk ? c->candidates : 1;
   Schedule trial = {0};
   uint64_t winner = c->first;
   for (int k = 0; k < tries; k++) {
@@ -1034,7 +1076,7 @@ static bool settle_failure(Context *cx, Sweep *s, Failure *f, int n) {
     }
     int before = trial.dev_count + others;
     Shrinker shr = {cx, c->kind, c->where, seed, 0, 0, {0}};
-    if (o->shrink) {
+    if (f->shrunk) {
       shrink_schedule(&shr, &trial);
     } else if (shrink_test(&shr, &trial)) { /* the draws at their default, not listed */
       schedule_copy(&trial, &shr.got);
@@ -1079,6 +1121,15 @@ static const char *verdict(bool failure, const char *kind) {
   return failure ? "FAIL" : strcmp(kind, "limit") == 0 ? "stop" : "pass";
 }
 
+static const char *signal_name(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal"; }
+
+/* A sweep a signal stopped reports the schedules it ran. */
+static void print_interrupted(const Context *cx, const Sweep *s) {
+  if (!s->interrupted) return;
+  printf("interrupted by %s after %" PRIu64 " schedule%s of --explore %" PRIu64 "\n", signal_name(s->interrupted),
+         s->runs, s->runs == 1 ? "" : "s", cx->options->count);
+}
+
 static void print_classes(const Sweep *s) {
   uint64_t widest = 1;
   for (int i = 0; i < s->classes.count; i++)
@@ -1105,6 +1156,7 @@ static void print_header(const Context *cx, const Sweep *s) {
       printf("every schedule within %d %s%s was explored", o->preemptions, what, o->preemptions == 1 ? "" : "s");
     else if (s->exhausted) printf("every schedule was explored (%d %s%s at most)", s->bound - 1, what,
                                   s->bound - 1 == 1 ? "" : "s");
+    else if (s->interrupted) printf("stopped in bound %d, before the space was exhausted", s->bound);
     else printf("stopped at --explore %" PRIu64 " in bound %d, before the space was exhausted", o->count, s->bound);
     if (s->abandoned) printf("; %" PRIu64 " run%s abandoned as equivalent to explored ones", s->abandoned,
                              s->abandoned == 1 ? "" : "s");
@@ -1158,7 +1210,7 @@ static void print_failures(const Context *cx, const Sweep *s, const Failure *fai
     Buffer story;
     buf_init(&story);
     schedule_story(&f->schedule, &story);
-    if (o->shrink)
+    if (f->shrunk)
       printf("   shrunk in %d run%s (%d failing run%s tried): it %s\n", f->runs, f->runs == 1 ? "" : "s", f->tried,
              f->tried == 1 ? "" : "s", story.data);
     else printf("   it %s\n", story.data);
@@ -1253,6 +1305,7 @@ static void json_summary(const Context *cx, const Sweep *s, double seconds, cons
     buf_printf(&out, ", \"first_seed\": %" PRIu64 ", \"last_seed\": %" PRIu64 ", \"shard\": %" PRIu64
                      ", \"shards\": %" PRIu64,
                o->first_seed, o->first_seed + o->count - 1, o->shard, o->shards);
+  if (s->interrupted) buf_printf(&out, ", \"interrupted\": \"%s\"", signal_name(s->interrupted));
   buf_printf(&out, ", \"schedules\": %" PRIu64 ", \"failures\": %" PRIu64 ", \"outcomes\": [", s->runs, s->failures);
   for (int i = 0; i < s->classes.count; i++) {
     const Class *x = &s->classes.items[i];
@@ -1279,7 +1332,7 @@ static void json_summary(const Context *cx, const Sweep *s, double seconds, cons
  * its messages after the trace. */
 static void print_trace(Context *cx, const Failure *f) {
   VM *vm = cx->vm;
-  printf("\nthe %sschedule's trace, its deviations and choices marked <-:\n", cx->options->shrink ? "shrunk " : "");
+  printf("\nthe %sschedule's trace, its deviations and choices marked <-:\n", f->shrunk ? "shrunk " : "");
   fflush(stdout);
   vm->config.trace = true;
   vm->config.trace_all = cx->saved.trace_all;
@@ -1331,10 +1384,11 @@ int explore_command(VM *vm, const ExploreOptions *options) {
     if (options->jobs > 1 && size > CHUNK) {
       ok = parallel_sweep(c, &s, size);
     } else {
-      for (uint64_t i = 0; i < size; i++) {
+      for (uint64_t i = 0; i < size && !s.interrupted; i++) {
         Record r = run_seed(c, shard_seed(options, i));
         take_record(c, &s, &r, NULL);
         show_progress(&s, false);
+        s.interrupted = stop_signal(c);
       }
     }
   }
@@ -1358,12 +1412,14 @@ int explore_command(VM *vm, const ExploreOptions *options) {
     f->class_index = i;
     if (!settle_failure(c, &s, f, count)) ok = false;
   }
+  if (!s.interrupted) s.interrupted = stop_signal(c); /* while shrinking: the rest were not */
   double seconds = now_seconds() - started;
 
   if (options->json) {
     json_summary(c, &s, seconds, failures, count);
   } else {
     print_header(c, &s);
+    print_interrupted(c, &s);
     print_classes(&s);
     print_coverage(c, &s);
     if (!s.failures && s.stopped)

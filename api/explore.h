@@ -4,6 +4,7 @@
 #ifndef SIMVM_API_EXPLORE_H
 #define SIMVM_API_EXPLORE_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -30,12 +31,18 @@ typedef struct {
   bool fail_on_limit;        /* --fail-on limit                          */
   bool shrink;               /* false with --no-shrink                   */
   bool quiet;                /* -q: no trace in the report               */
+  const volatile sig_atomic_t *stop; /* becomes a signal's number (SIGINT,
+                                SIGTERM) when the sweep is to stop at the next
+                                schedule and report what it found; or NULL */
 } ExploreOptions;
 
 void explore_options_init(ExploreOptions *options);
 
 /* Run --explore on the loaded program: the exit status (0 every schedule
- * passed, 1 one failed, or the load's own status). */
+ * passed, 1 one failed, or the load's own status). When *options->stop
+ * becomes a signal's number, the sweep (and its --jobs processes) stops
+ * after the schedule it is running, and the report, marked interrupted,
+ * covers the schedules run: the caller exits 128 + the signal. */
 int explore_command(VM *vm, const ExploreOptions *options);
 
 /* Set up a single run of seed `seed` under the options' strategy (PCT or

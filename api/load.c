@@ -14,6 +14,7 @@
 #include "../lang/parse.h"
 #include "api.h"
 #include "bytecode.h"
+#include "../base/outfile.h"
 
 extern const char prelude_source[];
 extern const unsigned long prelude_length;
@@ -333,6 +334,12 @@ bool vm_is_bytecode_file(const char *path) {
   size_t n = fread(head, 1, sizeof head, file);
   fclose(file);
   return bytecode_is(head, n);
+}
+
+bool vm_read_file(VM *vm, const char *path) {
+  for (Source *source = vm->loader->sources; source; source = source->next)
+    if (same_file(source->path, path)) return true;
+  return false;
 }
 
 SimStatus vm_load_source(VM *vm, const char *name, const char *text, size_t length) {

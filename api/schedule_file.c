@@ -11,6 +11,7 @@
 
 #include "shrink.h"
 #include "../base/options.h"
+#include "../base/outfile.h"
 
 /* ---- what a schedule needs ---- */
 
@@ -90,43 +91,21 @@ static void choice_line(Explorer *ex, Buffer *out, const Schedule *s, const Choi
   buf_printf(out, "\n");
 }
 
-/* Write `text` to a path that is not a regular file (/dev/null, a pipe):
- * in place, since renaming over it would replace the device. */
-static bool write_in_place(const char *path, const Buffer *text) {
-  FILE *file = fopen(path, "w");
-  bool ok = file && fwrite(text->data, 1, text->length, file) == text->length;
-  if (file && fclose(file) != 0) ok = false;
-  if (!ok) fprintf(stderr, "simvm: cannot write '%s': %s\n", path, strerror(errno));
-  return ok;
-}
-
-/* Write `text` to `path` by way of a temporary file beside it, renamed
- * over it once whole: a failed write never leaves half a file. */
+/* Write `text` to `path` whole or not at all (base/outfile.h). */
 static bool write_whole(const char *path, const Buffer *text) {
-  struct stat st;
-  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) return write_in_place(path, text);
-  size_t length = strlen(path);
-  char *temporary = xrealloc(NULL, length + 16);
-  snprintf(temporary, length + 16, "%s.tmpXXXXXX", path);
-  int fd = mkstemp(temporary);
-  bool ok = fd >= 0;
-  FILE *file = ok ? fdopen(fd, "w") : NULL;
-  if (ok && !file) {
-    close(fd);
-    ok = false;
-  }
-  if (file) {
-    ok = fwrite(text->data, 1, text->length, file) == text->length;
-    if (fclose(file) != 0) ok = false;
-    if (ok && rename(temporary, path) != 0) ok = false;
-    if (!ok) {
+  OutFile out;
+  bool ok = outfile_open(&out, path);
+  if (ok) {
+    if (fwrite(text->data, 1, text->length, out.file) != text->length) {
       int saved = errno;
-      unlink(temporary);
+      outfile_discard(&out);
       errno = saved;
+      ok = false;
+    } else {
+      ok = outfile_commit(&out);
     }
   }
   if (!ok) fprintf(stderr, "simvm: cannot write '%s': %s\n", path, strerror(errno));
-  free(temporary);
   return ok;
 }
 
@@ -203,6 +182,22 @@ void schedule_file_free(ScheduleFile *f) {
   f->choice_lines = NULL;
 }
 
+/* A number refused only for its size (or a step or choice number of 0):
+ * digits alone, or digits and a duration's unit. The file is then not
+ * malformed but out of range, and says so. */
+static bool out_of_range(const char *text) {
+  size_t digits = strspn(text, "0123456789");
+  const char *unit = text + digits;
+  return digits > 0 && (!*unit || strcmp(unit, "ns") == 0 || strcmp(unit, "us") == 0 || strcmp(unit, "ms") == 0 ||
+                        strcmp(unit, "s") == 0);
+}
+
+/* T#N whose N is out of range (parse_name refused it). */
+static bool name_out_of_range(const char *text) {
+  const char *hash = strchr(text, '#');
+  return hash && out_of_range(hash + 1);
+}
+
 /* "2#3": a thread's key and a number from 1; false if malformed. */
 static bool parse_name(Explorer *ex, const char *text, int *key, int *index) {
   const char *hash = strchr(text, '#');
@@ -257,6 +252,9 @@ static const char *parse_choice_words(Explorer *ex, ScheduleFile *f, char *text,
   Choice c = {0};
   if (strcmp(w[0], "timers") == 0) {
     /* timers at TIME fire A, B, ... */
+    if (n >= 5 && strcmp(w[1], "at") == 0 && strcmp(w[3], "fire") == 0 && !parse_duration(w[2], &c.time) &&
+        out_of_range(w[2]))
+      return "a time out of range in a timers line (at most 9223372036854775807ns)";
     if (n < 5 || strcmp(w[1], "at") != 0 || strcmp(w[3], "fire") != 0 || !parse_duration(w[2], &c.time))
       return "malformed timers line (it should read 'timers at TIME fire T#N, T#N, ...')";
     c.kind = CHOICE_TIMERS;
@@ -269,7 +267,9 @@ static const char *parse_choice_words(Explorer *ex, ScheduleFile *f, char *text,
         w[i][length - 1] = '\0';
       }
       int key, index;
-      if (!parse_name(ex, w[i], &key, &index)) return "malformed timer name in a timers line (it should read T#N)";
+      if (!parse_name(ex, w[i], &key, &index))
+        return name_out_of_range(w[i]) ? "a timer number out of range (T#N: N from 1 to 1000000000)"
+                                       : "malformed timer name in a timers line (it should read T#N)";
       for (int64_t k = c.lo; k < f->schedule.order_count; k++)
         if (f->schedule.orders[k] == TIMER_NAME(key, index)) return "a timer is named twice in a timers line";
       f->schedule.orders = xrealloc(f->schedule.orders, (size_t)(f->schedule.order_count + 1) * sizeof(int64_t));
@@ -286,7 +286,9 @@ static const char *parse_choice_words(Explorer *ex, ScheduleFile *f, char *text,
     char *open = strchr(text, '"'), *close = strrchr(text, '"');
     if (n < 3 || !open || close == open || strcmp(close, "\" fired") != 0)
       return "malformed fault line (it should read 'fault T#N \"NAME\" fired')";
-    if (!parse_name(ex, w[1], &c.thread, &c.index)) return "malformed fault line (its choice should be named T#N)";
+    if (!parse_name(ex, w[1], &c.thread, &c.index))
+      return name_out_of_range(w[1]) ? "a fault number out of range (T#N: N from 1 to 1000000000)"
+                                     : "malformed fault line (its choice should be named T#N)";
     *close = '\0';
     c.kind = CHOICE_FAULT;
     c.value = 1;
@@ -298,6 +300,9 @@ static const char *parse_choice_words(Explorer *ex, ScheduleFile *f, char *text,
     return NULL;
   }
   /* random T#N = V of RANGE; delay|timeout|registerDelay|newTimeout T#N = D of NOMINAL */
+  if (n == 6 && strcmp(w[2], "=") == 0 && strcmp(w[4], "of") == 0 && !parse_name(ex, w[1], &c.thread, &c.index) &&
+      name_out_of_range(w[1]))
+    return "a choice number out of range (T#N: N from 1 to 1000000000)";
   if (n != 6 || strcmp(w[2], "=") != 0 || strcmp(w[4], "of") != 0 || !parse_name(ex, w[1], &c.thread, &c.index))
     return "malformed choice line (it should read 'random T#N = V of RANGE' or 'delay T#N = D of NOMINAL')";
   if (strcmp(w[0], "random") == 0) {
@@ -312,15 +317,21 @@ static const char *parse_choice_words(Explorer *ex, ScheduleFile *f, char *text,
     } else if (dots) {
       *dots = '\0';
       c.kind = CHOICE_SPAN;
+      if ((!parse_duration(w[5], &c.lo) && out_of_range(w[5])) || (!parse_duration(dots + 2, &c.hi) && out_of_range(dots + 2)))
+        return "a duration out of range in a random line (at most 9223372036854775807ns)";
       if (!parse_duration(w[5], &c.lo) || !parse_duration(dots + 2, &c.hi) || c.lo > c.hi)
         return "malformed randomDuration range (it should read LO..HI with LO <= HI)";
-      if (!parse_duration(w[3], &c.value)) return "malformed duration in a random line";
+      if (!parse_duration(w[3], &c.value))
+        return out_of_range(w[3]) ? "a duration out of range in a random line (at most 9223372036854775807ns)"
+                                  : "malformed duration in a random line";
       if (c.value < c.lo || c.value > c.hi) return "a random draw out of its range";
     } else {
       uint64_t range, value;
       if (!parse_count(w[5], &range) || range < 1 || range > (uint64_t)INT64_MAX)
-        return "malformed random range (it should be a whole number n >= 1)";
-      if (!parse_count(w[3], &value)) return "malformed value in a random line";
+        return out_of_range(w[5]) ? "a random range n out of range (from 1 to 9223372036854775807)"
+                                  : "malformed random range (it should be a whole number n >= 1)";
+      if (!parse_count(w[3], &value))
+        return out_of_range(w[3]) ? "a random draw out of its range" : "malformed value in a random line";
       if (value >= range) return "a random draw out of its range";
       c.kind = CHOICE_RANDOM;
       c.hi = (int64_t)range - 1;
@@ -334,7 +345,8 @@ static const char *parse_choice_words(Explorer *ex, ScheduleFile *f, char *text,
     c.kind = CHOICE_DURATION;
     c.op = (uint8_t)op;
     if (!parse_duration(w[3], &c.value) || !parse_duration(w[5], &c.nominal))
-      return "malformed duration in a timer line";
+      return out_of_range(w[3]) || out_of_range(w[5]) ? "a duration out of range (at most 9223372036854775807ns)"
+                                                     : "malformed duration in a timer line";
     add_choice(&f->schedule, c);
     return NULL;
   }
@@ -454,7 +466,12 @@ bool schedule_file_read(Explorer *ex, const char *path, ScheduleFile *f, int *st
       snprintf(f->defs[f->def_count].name, sizeof f->defs->name, "%s", a);
       f->defs[f->def_count++].hash = h;
     } else if (strcmp(word, "seed") == 0 && got == 2) {
-      if (!parse_count(a, &f->seed)) { ok = bad_file(path, number, "malformed seed line: '%s'", text); break; }
+      if (!parse_count(a, &f->seed)) {
+        ok = bad_file(path, number,
+                      out_of_range(a) ? "a seed out of range (at most 18446744073709551615): '%s'" : "malformed seed line: '%s'",
+                      text);
+        break;
+      }
     } else if (strcmp(word, "outcome") == 0 && got >= 2 && f->version >= 2) {
       const char *rest = text + strlen("outcome ");
       size_t kind_length = strcspn(rest, " ");
@@ -500,8 +517,17 @@ bool schedule_file_read(Explorer *ex, const char *path, ScheduleFile *f, int *st
       int64_t time;
       char at[8], runs[8], id[64];
       int key;
-      if (sscanf(text, "step %255s %7s %255s %7s %63s %255s", a, at, b, runs, id, c) != 5 || strcmp(at, "at") != 0 ||
-          strcmp(runs, "runs") != 0 || !parse_count(a, &step) || step < 1 || step > 1000000000 ||
+      bool shaped = sscanf(text, "step %255s %7s %255s %7s %63s %255s", a, at, b, runs, id, c) == 5 &&
+                    strcmp(at, "at") == 0 && strcmp(runs, "runs") == 0;
+      if (shaped && (!parse_count(a, &step) || step < 1 || step > 1000000000) && out_of_range(a)) {
+        ok = bad_file(path, number, "a step number out of range (from 1 to 1000000000): '%s'", text);
+        break;
+      }
+      if (shaped && !parse_duration(b, &time) && out_of_range(b)) {
+        ok = bad_file(path, number, "a time out of range (at most 9223372036854775807ns): '%s'", text);
+        break;
+      }
+      if (!shaped || !parse_count(a, &step) || step < 1 || step > 1000000000 ||
           !parse_duration(b, &time) || (key = explore_key_of(ex, id)) < 0) {
         ok = bad_file(path, number, "malformed step line: '%s' (it should read 'step N at TIME runs THREAD')", text);
         break;

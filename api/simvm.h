@@ -36,6 +36,10 @@ SimStatus vm_load_source(VM *vm, const char *name, const char *text, size_t leng
  * with the bytecode signature (false if unreadable). */
 bool vm_is_bytecode_file(const char *path);
 
+/* Whether `path` names (by device and inode) a file the loaded program was
+ * read from: the script or a file it imports. An output must not be one. */
+bool vm_read_file(VM *vm, const char *path);
+
 /* Write the loaded program as a bytecode file; false on a write error. */
 bool vm_write_bytecode(VM *vm, FILE *out);
 

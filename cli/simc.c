@@ -7,6 +7,7 @@
 
 #include "../api/simvm.h"
 #include "../base/options.h"
+#include "../base/outfile.h"
 
 static const char usage_text[] =
     "usage: simc [options] file.sim\n"
@@ -104,10 +105,23 @@ int main(int argc, char **argv) {
   if (!vm) return SIM_FAILED;
   SimStatus status = vm_load_file(vm, path);
   if (status == SIM_OK && list) vm_write_listing(vm, stdout, prelude);
-  if (status == SIM_OK && output) {
-    FILE *file = fopen(output, "wb");
-    bool ok = file && vm_write_bytecode(vm, file);
-    if (file && fclose(file) != 0) ok = false;
+  /* -o over the script or a file it imports would destroy the source */
+  if (status == SIM_OK && output && (same_file(output, path) || vm_read_file(vm, output))) {
+    fprintf(stderr, "simc: -o '%s' is %s: an output must not overwrite an input\n"
+                    "Try 'simc --help' for more information.\n",
+            output, same_file(output, path) ? "the script itself" : "a file the script imports");
+    status = SIM_USAGE;
+  } else if (status == SIM_OK && output) {
+    OutFile out;
+    bool ok = outfile_open(&out, output);
+    if (ok && !vm_write_bytecode(vm, out.file)) {
+      int saved = errno;
+      outfile_discard(&out);
+      errno = saved;
+      ok = false;
+    } else if (ok) {
+      ok = outfile_commit(&out);
+    }
     if (!ok) {
       fprintf(stderr, "simc: cannot write '%s': %s\n", output, strerror(errno));
       status = SIM_USAGE;

@@ -12,6 +12,7 @@
 #include "../api/simvm.h"
 #include "../api/explore.h"
 #include "../base/options.h"
+#include "../base/outfile.h"
 
 static const char usage_text[] =
     "usage: simvm [options] file.sim [args...]\n"
@@ -103,7 +104,10 @@ static const char usage_text[] =
     "  --version          show the version\n"
     "\n"
     "SIGINT and SIGTERM stop the run at the next instruction, complete every\n"
-    "output and report where each thread is.\n"
+    "output and report where each thread is; under --explore, they stop the\n"
+    "sweep after the running schedule and report what it found so far.\n"
+    "An output file is written whole (to a temporary file, then renamed) and\n"
+    "may not be an input: the script, the --replay file or an import.\n"
     "\n"
     "exit status:\n"
     "  0  main finished; with --explore, every schedule passed\n"
@@ -117,7 +121,7 @@ static const char usage_text[] =
     "130  stopped by SIGINT       143  stopped by SIGTERM\n";
 
 
-static FILE *trace_json_file; /* --trace-json */
+static OutFile trace_json; /* --trace-json, open from after the load to the end */
 static const char *trace_json_path;
 static VM *volatile running_vm; /* the VM whose run a signal or a write error stops */
 static bool output_broken;    /* an output failed: the run stops, exit status 2 */
@@ -135,8 +139,8 @@ static void output_error(const char *what, int error) {
 
 static void write_trace_json(void *user, const char *text, size_t length) {
   (void)user;
-  if (output_broken) return;
-  if (fwrite(text, 1, length, trace_json_file) != length) {
+  if (output_broken || !trace_json.file) return;
+  if (fwrite(text, 1, length, trace_json.file) != length) {
     char what[1100];
     snprintf(what, sizeof what, "'%s'", trace_json_path);
     output_error(what, errno);
@@ -159,21 +163,25 @@ static int output_failed(void) {
 
 /* SIGINT and SIGTERM stop the run at the next instruction boundary, so
  * every output is completed (vm_stop only sets two fields, which is safe
- * here). A second signal a second or more after the first (the run seems
- * stuck, or writing its outputs takes too long) ends the process at once;
- * one sooner is the same signal sent twice, as timeout(1) does to the
- * process and its group, and is ignored. */
+ * here), or --explore's sweep at the next schedule, which then reports.
+ * A second signal a second or more after the first (the run seems stuck,
+ * or writing its outputs takes too long) ends the process at once; one
+ * sooner is the same signal sent twice, as timeout(1) does to the process
+ * and its group, and is ignored. */
+static volatile sig_atomic_t exploring; /* --explore's sweep reads stop_signal */
+
 static void on_signal(int sig) {
   static volatile sig_atomic_t first; /* time() of the first signal */
-  if (stop_signal || !running_vm) {
-    if (running_vm && time(NULL) - first < 1) return;
+  bool stoppable = running_vm || exploring;
+  if (stop_signal || !stoppable) {
+    if (stoppable && time(NULL) - first < 1) return;
     signal(sig, SIG_DFL);
     raise(sig);
     return;
   }
   first = (sig_atomic_t)time(NULL);
   stop_signal = sig;
-  vm_stop(running_vm, sig == SIGINT ? SIM_STOP_INTERRUPT : SIM_STOP_TERMINATE);
+  if (running_vm) vm_stop(running_vm, sig == SIGINT ? SIM_STOP_INTERRUPT : SIM_STOP_TERMINATE);
 }
 
 static void catch_signals(void) {
@@ -199,13 +207,6 @@ static double clock_seconds(clockid_t clock) {
 }
 
 static double wall_now(void) { return clock_seconds(CLOCK_MONOTONIC); }
-
-/* Whether two paths name one existing file (an output must not be an
- * input). */
-static bool same_file(const char *a, const char *b) {
-  struct stat x, y;
-  return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
-}
 
 /* --seed and --replay: the schedule's explorer runs each run */
 static Explorer *explorer;
@@ -293,49 +294,27 @@ static SimStatus run_repeated(VM *vm, uint64_t runs, double *wall) {
 }
 
 /* Write an output file after the run: format 'j' or 'f' a profile (see
- * vm_write_profile), 'l' the timeline, 's' the statistics (--stats-json). Reports a failure. A regular file
- * (or a new one) is written whole or not at all: to a temporary file beside
- * it, renamed over it when complete, so a failed or interrupted write never
- * leaves a truncated profile; anything else (a pipe, /dev/stdout) is
- * written in place. */
+ * vm_write_profile), 'l' the timeline, 's' the statistics (--stats-json); whole or not at all
+ * (base/outfile.h). Reports a failure. */
 static bool write_output_file(VM *vm, const char *path, char format, double wall) {
-  struct stat st;
-  bool in_place = stat(path, &st) == 0 && !S_ISREG(st.st_mode);
-  char *temp = NULL;
-  FILE *file = NULL;
-  if (in_place) {
-    file = fopen(path, "w");
-  } else {
-    size_t n = strlen(path);
-    temp = malloc(n + 8);
-    if (temp) {
-      memcpy(temp, path, n);
-      memcpy(temp + n, ".XXXXXX", 8);
-      int fd = mkstemp(temp);
-      mode_t mask = umask(0);
-      umask(mask);
-      if (fd >= 0 && (fchmod(fd, 0666 & ~mask) != 0 || !(file = fdopen(fd, "w")))) {
-        close(fd);
-        unlink(temp);
-      }
-    }
-  }
-  if (!file) {
+  OutFile out;
+  if (!outfile_open(&out, path)) {
     fprintf(stderr, "simvm: cannot write '%s': %s\n", path, strerror(errno));
-    free(temp);
     return false;
   }
-  bool ok = format == 'l'   ? vm_write_timeline(vm, file)
-            : format == 's' ? vm_write_stats_json(vm, file)
-                            : vm_write_profile(vm, file, format, wall);
-  if (fflush(file) != 0) ok = false;
-  int saved = errno;
-  if (fclose(file) != 0 && ok) ok = false, saved = errno;
-  if (ok && temp && rename(temp, path) != 0) ok = false, saved = errno;
-  if (!ok) fprintf(stderr, "simvm: cannot write '%s': %s\n", path, strerror(saved));
-  if (temp && !ok) unlink(temp);
-  free(temp);
-  return ok;
+  bool ok = format == 'l'   ? vm_write_timeline(vm, out.file)
+            : format == 's' ? vm_write_stats_json(vm, out.file)
+                            : vm_write_profile(vm, out.file, format, wall);
+  if (!ok) {
+    int saved = errno;
+    outfile_discard(&out);
+    errno = saved;
+  }
+  if (!ok || !outfile_commit(&out)) {
+    fprintf(stderr, "simvm: cannot write '%s': %s\n", path, strerror(errno));
+    return false;
+  }
+  return true;
 }
 
 static int usage_error(const char *fmt, const char *arg) {
@@ -343,6 +322,32 @@ static int usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, fmt, arg);
   fprintf(stderr, "\nTry 'simvm --help' for more information.\n");
   return SIM_USAGE;
+}
+
+/* An output file option and its path (NULL: not given). */
+typedef struct {
+  const char *option, *path;
+} Output;
+
+/* An output that is one of the inputs would destroy it: false, with a
+ * usage error, when one is the script, the --replay file or (once `vm` has
+ * loaded the program) a file the script imports. Compared by device and
+ * inode, so another name for the same file is caught too. */
+static bool outputs_spare_inputs(const Output *outputs, int count, const char *script, const char *replay, VM *vm) {
+  for (int k = 0; k < count; k++) {
+    const char *out = outputs[k].path, *what = NULL;
+    if (!out) continue;
+    if (same_file(out, script)) what = "the script itself";
+    else if (replay && same_file(out, replay)) what = "the --replay file";
+    else if (vm && vm_read_file(vm, out)) what = "a file the script imports";
+    if (!what) continue;
+    char message[1200];
+    snprintf(message, sizeof message, "%s '%.1000s' is %s: an output must not overwrite an input", outputs[k].option,
+             out, what);
+    usage_error("%s", message);
+    return false;
+  }
+  return true;
 }
 
 int main(int argc, char **argv) {
@@ -365,6 +370,7 @@ int main(int argc, char **argv) {
   const char *explore_option = NULL, *replay_path = NULL;
   bool seed_given = false, data_seed_given = false;
   uint64_t seed = 0;
+  const char *argv_seed = NULL, *argv_shard = NULL; /* as given, for messages */
   int i = 1;
   for (; i < argc && argv[i][0] == '-' && argv[i][1] != '\0'; i++) {
     const char *arg = argv[i];
@@ -447,6 +453,7 @@ int main(int argc, char **argv) {
     } else if (strcmp(arg, "--seed") == 0) {
       if (++i == argc) return usage_error("%s needs a number", arg);
       if (!parse_count(argv[i], &seed)) return usage_error("--seed needs a whole number, not '%s'", argv[i]);
+      argv_seed = argv[i];
       seed_given = true;
     } else if (strcmp(arg, "--data-seed") == 0) {
       if (++i == argc) return usage_error("%s needs a number", arg);
@@ -488,6 +495,7 @@ int main(int argc, char **argv) {
       explore_only = true;
     } else if (strcmp(arg, "--shard") == 0) {
       if (++i == argc) return usage_error("%s needs I/N", arg);
+      argv_shard = argv[i];
       if (!parse_shard(argv[i], &explore.shard, &explore.shards))
         return usage_error("--shard needs I/N with 1 <= I <= N (the I-th of N slices of the seeds), not '%s'",
                            argv[i]);
@@ -552,8 +560,19 @@ int main(int argc, char **argv) {
                                "--preemptions K");
     if (!dfs && explore.preemptions >= 0)
       return usage_error("%s", "--preemptions bounds exhaustive, dfs and delay search, not pct or random");
-    if (explore.schedule_out && same_file(explore.schedule_out, path))
-      return usage_error("--schedule-out '%s' is the script itself", explore.schedule_out);
+    /* the seeds are first_seed .. first_seed + N - 1: they must not wrap */
+    char message[400];
+    if (seed_given && !dfs && explore.count - 1 > UINT64_MAX - seed) {
+      snprintf(message, sizeof message, "--seed %s with --explore %" PRIu64 " is out of range: the seeds would pass "
+               "18446744073709551615", argv_seed, explore.count);
+      return usage_error("%s", message);
+    }
+    /* a slice of the seeds that gets none would pass having run nothing */
+    if (!dfs && explore.shard > explore.count) {
+      snprintf(message, sizeof message, "--shard %s gets none of --explore %" PRIu64 "'s seeds: slice I has seeds only "
+               "when I <= the number of schedules", argv_shard, explore.count);
+      return usage_error("%s", message);
+    }
     if (seed_given) explore.first_seed = seed;
     explore.seed_given = seed_given;
   } else {
@@ -570,9 +589,6 @@ int main(int argc, char **argv) {
   if (seed_given && !explore.count && !config.max_steps) config.max_steps = EXPLORE_DEFAULT_MAX_STEPS;
   if (jitter_given && !explore.count && !seed_given)
     return usage_error("%s", "--jitter needs --explore, or --seed for one schedule (a replay takes its file's)");
-  /* an output must not overwrite an input */
-  if (stats_json && (same_file(stats_json, path) || (replay_path && same_file(stats_json, replay_path))))
-    return usage_error("--stats-json '%s' is an input of the run", stats_json);
   explore.script = path;
   explore.quiet = quiet;
   explore.fail_on_limit = fail_on_limit;
@@ -587,24 +603,30 @@ int main(int argc, char **argv) {
   if (config.no_prelude && actions_given)
     return usage_error("--actions chooses how a script is compiled: '%s' is compiled already (simc --actions=...)",
                        path);
-  if (trace_json_path) {
-    trace_json_file = fopen(trace_json_path, "w");
-    if (!trace_json_file) {
-      fprintf(stderr, "simvm: cannot write '%s': %s\n", trace_json_path, strerror(errno));
-      return SIM_USAGE;
-    }
-    config.write_trace_json = write_trace_json;
-  }
+  const Output outputs[] = {{"--trace-json", trace_json_path}, {"--timeline", timeline_path},
+                            {"--profile-json", profile_json}, {"--profile-folded", profile_folded},
+                            {"--schedule-out", explore.schedule_out}, {"--stats-json", stats_json}};
+  int output_count = (int)(sizeof outputs / sizeof *outputs);
+  if (!outputs_spare_inputs(outputs, output_count, path, replay_path, NULL)) return SIM_USAGE;
+  if (trace_json_path) config.write_trace_json = write_trace_json;
   VM *vm = vm_new(&config);
   if (!vm) {
     fprintf(stderr, "simvm: internal error: the standard library did not compile\n");
     return SIM_FAILED;
   }
   SimStatus status = vm_load_file(vm, path);
+  /* the imports are known once loaded; nothing has been written yet */
+  if (!outputs_spare_inputs(outputs, output_count, path, replay_path, vm)) {
+    vm_free(vm);
+    return SIM_USAGE;
+  }
   if (status == SIM_OK && explore.count) {
+    explore.stop = &stop_signal;
+    exploring = true;
+    catch_signals();
     int code = explore_command(vm, &explore);
     vm_free(vm);
-    return code;
+    return stop_signal && code != SIM_USAGE ? 128 + stop_signal : code;
   }
   if (status == SIM_OK && replay_path) {
     int code;
@@ -615,6 +637,12 @@ int main(int argc, char **argv) {
     }
   } else if (status == SIM_OK && seed_given) {
     explorer = explore_seeded(vm, &explore, seed);
+  }
+  if (trace_json_path && !outfile_open(&trace_json, trace_json_path)) {
+    fprintf(stderr, "simvm: cannot write '%s': %s\n", trace_json_path, strerror(errno));
+    explore_free(explorer);
+    vm_free(vm);
+    return SIM_USAGE;
   }
   double wall = 0;
   bool ran = status == SIM_OK;
@@ -630,13 +658,15 @@ int main(int argc, char **argv) {
    * signal or a write error */
   if (config.profile && ran) {
     fflush(stdout);
-    if (!profile_json && !profile_folded) vm_write_profile(vm, stderr, 't', wall);
+    /* the text profile is an output too: a failed write is exit status 2 */
+    if (!profile_json && !profile_folded && (!vm_write_profile(vm, stderr, 't', wall) || fflush(stderr) != 0))
+      status = SIM_USAGE;
     if (profile_json && !write_output_file(vm, profile_json, 'j', wall)) status = SIM_USAGE;
     if (profile_folded && !write_output_file(vm, profile_folded, 'f', wall)) status = SIM_USAGE;
   }
   if (timeline_path && ran && !write_output_file(vm, timeline_path, 'l', wall)) status = SIM_USAGE;
   if (stats_json && ran && !write_output_file(vm, stats_json, 's', wall)) status = SIM_USAGE;
-  if (trace_json_file && fclose(trace_json_file) != 0 && !output_broken) {
+  if (trace_json.file && !outfile_commit(&trace_json) && !output_broken) {
     fprintf(stderr, "simvm: cannot write '%s': %s\n", trace_json_path, strerror(errno));
     status = SIM_USAGE;
   }

@@ -9,6 +9,27 @@ static void emit(Diag *diag, const char *text, size_t length) {
   if (diag->write) diag->write(diag->user, text, length);
 }
 
+/* Control bytes (and, in text that is not UTF-8, every byte above 0x7f)
+ * are shown as '?', so even random input stays readable and cannot drive
+ * the terminal. */
+void diag_printable(const char *text, int length, bool cut, char *out) {
+  bool utf8 = true;
+  for (int i = 0; i < length && utf8;) {
+    unsigned char c = (unsigned char)text[i];
+    int n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    for (int j = 1; j < n; j++)
+      if (i + j >= length || ((unsigned char)text[i + j] & 0xc0) != 0x80) n = 0;
+    bool cut_at_end = cut && i + 4 >= length; /* the cut split a character */
+    if (n == 0 && !cut_at_end) utf8 = false;
+    i += n ? n : 1;
+  }
+  for (int i = 0; i < length; i++) {
+    unsigned char c = (unsigned char)text[i];
+    bool plain = c == '\t' || (c >= 0x20 && c != 0x7f && (c < 0x80 || utf8));
+    out[i] = plain ? (char)c : '?';
+  }
+}
+
 void diag_error(Diag *diag, const Source *source, int line, int col, const char *fmt, ...) {
   diag->errors++;
   if (diag->errors > DIAG_MAX_ERRORS) return;
@@ -35,30 +56,14 @@ void diag_error(Diag *diag, const Source *source, int line, int col, const char 
   while (from > 0 && ((unsigned char)line_text[from] & 0xc0) == 0x80) from--; /* not mid-character */
   const char *start = line_text + from;
   int shown_length = length - from < WINDOW ? length - from : WINDOW;
-  /* control bytes (and, on a line that is not UTF-8, every byte above
-   * 0x7f) are shown as '?', so even random input stays readable */
   char shown[WINDOW];
-  bool utf8 = true;
-  for (int i = 0; i < shown_length && utf8;) {
-    unsigned char c = (unsigned char)start[i];
-    int n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-    for (int j = 1; j < n; j++)
-      if (i + j >= shown_length || ((unsigned char)start[i + j] & 0xc0) != 0x80) n = 0;
-    bool cut_at_end = length - from > WINDOW && i + 4 >= shown_length; /* the window cut a character */
-    if (n == 0 && !cut_at_end) utf8 = false;
-    i += n ? n : 1;
-  }
-  for (int i = 0; i < shown_length; i++) {
-    unsigned char c = (unsigned char)start[i];
-    bool plain = c == '\t' || (c >= 0x20 && c != 0x7f && (c < 0x80 || utf8));
-    shown[i] = plain ? (char)c : '?';
-  }
+  diag_printable(start, shown_length, length - from > WINDOW, shown);
   emit(diag, from ? "    ..." : "    ", from ? 7 : 4);
   emit(diag, shown, (size_t)shown_length);
   emit(diag, from ? "\n       " : "\n    ", from ? 8 : 5);
   /* one space per character before the column: UTF-8 continuation bytes take none */
   for (int i = 0; i < col - 1 - from && i < shown_length; i++) {
-    if (utf8 && ((unsigned char)start[i] & 0xc0) == 0x80) continue;
+    if (((unsigned char)start[i] & 0xc0) == 0x80 && shown[i] != '?') continue;
     emit(diag, start[i] == '\t' ? "\t" : " ", 1);
   }
   emit(diag, "^\n", 2);

@@ -3,6 +3,7 @@
 #ifndef SIMVM_DIAG_H
 #define SIMVM_DIAG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "source.h"
@@ -23,5 +24,12 @@ typedef struct {
  * and a caret follow when the file's name ends in ".sim". */
 void diag_error(Diag *diag, const Source *source, int line, int col, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+
+/* Copy `length` bytes of `text` to `out` (which may be `text`) as they may
+ * reach a terminal: control bytes, and in text that is not UTF-8 every
+ * byte above 0x7f, become '?'. `cut`: the text was cut short, so a
+ * character split at its end does not count against UTF-8. Compile errors'
+ * source lines and bytecode errors (names read from the file) go through it. */
+void diag_printable(const char *text, int length, bool cut, char *out);
 
 #endif

@@ -145,8 +145,26 @@ expect "trace-json error"    2 "simvm: cannot write '/dev/full': No space left o
 expect "stats-json"          0 '{"time": 3000000, "statistics": [{"name": "busy", "kind": "gauge", "count": 2, "value": 0, "mean": 0.6666666666666666, "stddev": 0.4714045207910317, "min": 0, "max": 1, "observed": 3000000}, {"name": "done", "kind": "counter", "count": 1}, {"name": "idle", "kind": "samples", "count": 0}, {"name": "wait", "kind": "samples", "count": 2, "unit": "duration", "mean": 1500000, "stddev": 500000, "min": 1000000, "p50": 1000000, "p90": 2000000, "p99": 2000000, "max": 2000000}]}' \
   sh -c "'$simvm' -q --stats-json s.json stats.sim && cat s.json"
 expect "stats-json none"     0 "null" sh -c "'$simvm' --stats-json n.json hi.sim >/dev/null && cat n.json"
-expect "stats-json input"    2 "simvm: --stats-json 'stats.sim' is an input of the run" "$simvm" --stats-json stats.sim stats.sim
+expect "stats-json input"    2 "simvm: --stats-json 'stats.sim' is the script itself: an output must not overwrite an input" "$simvm" --stats-json stats.sim stats.sim
 expect "stats-json error"    2 "simvm: cannot write '/dev/full': No space left on device" "$simvm" -q --stats-json /dev/full stats.sim
+# an output that is an input is refused before anything is written, the
+# input left whole (by device and inode: another name is caught too)
+for opt in --trace-json --timeline --profile-json --profile-folded; do
+  expect "$opt over the script" 2 "simvm: $opt 'prog.sim' is the script itself: an output must not overwrite an input same" \
+    sh -c "cp prog.sim keep.sim; '$simvm' $opt prog.sim prog.sim 2>o.err; s=\$?; echo \$(head -n 1 o.err) \$(cmp -s prog.sim keep.sim && echo same); exit \$s"
+done
+expect "output by another name" 2 "simvm: --timeline './hi.sim' is the script itself: an output must not overwrite an input" "$simvm" --timeline ./hi.sim hi.sim
+expect "output over a link"  2 "simvm: --trace-json 'link.sim' is the script itself: an output must not overwrite an input" sh -c "ln -sf hi.sim link.sim && '$simvm' --trace-json link.sim hi.sim"
+expect "output over --replay" 2 "simvm: --profile-json 'r.schedule' is the --replay file: an output must not overwrite an input kept" \
+  sh -c "echo keep >r.schedule; '$simvm' --replay r.schedule --profile-json r.schedule hi.sim 2>o.err; s=\$?; echo \$(head -n 1 o.err) \$(grep -qx keep r.schedule && echo kept); exit \$s"
+expect "simc -o the script"  2 "simc: -o 'prog.sim' is the script itself: an output must not overwrite an input same" \
+  sh -c "cp prog.sim keep.sim; '$simc' -o prog.sim prog.sim 2>o.err; s=\$?; echo \$(head -n 1 o.err) \$(cmp -s prog.sim keep.sim && echo same); exit \$s"
+# every output file is written beside its path and renamed over it: a
+# hard link to the old file keeps the old contents, and no temporary
+# file is left; a device is written in place
+expect "outputs renamed into place" 0 "old old old old old 0 ok" sh -c "for f in a.jsonl a.tl a.json a.folded a.simc; do echo old >\$f; ln -f \$f \$f.link; done; '$simvm' -q --trace-json a.jsonl --timeline a.tl --profile-json a.json --profile-folded a.folded prog.sim && '$simc' -o a.simc prog.sim && echo \$(cat a.jsonl.link a.tl.link a.json.link a.folded.link a.simc.link) \$(ls | grep -cE '\\.(jsonl|tl|json|folded|simc)\\.[A-Za-z0-9]{6}\$') \$(grep -q traceEvents a.tl && '$simvm' a.simc >/dev/null && echo ok)"
+expect "outputs to a device" 0 "ok" sh -c "'$simvm' -q --trace-json /dev/null --timeline /dev/null --profile-json /dev/null prog.sim && '$simc' -o /dev/null prog.sim && [ -c /dev/null ] && echo ok"
+expect "profile output error" 2 "" sh -c "'$simvm' -q --profile prog.sim 2>/dev/full"
 expect "help output error"   2 "simvm: cannot write output: No space left on device" sh -c "'$simvm' --help >/dev/full"
 printf 'main = { x <- random(1000000); y <- random(1000000); say([x, y]) }\n' >"$tmp/draws.sim"
 expect "--data-seed: the numbers change" 0 "different" \
@@ -179,6 +197,10 @@ expect "finding: capture above the stack" 3 \
 expect "finding: masking state out of range" 1 \
   'simvm: runtime error: withMaskingState needs "Unmasked", "MaskedInterruptible" or "MaskedUninterruptible"' \
   "$simvm" "$findings/mask-state-out-of-range.simc"
+# a name read from a damaged file is shown with its control bytes as '?',
+# as a compile error shows a source line: an ESC never reaches the terminal
+expect "bytecode error escapes" 3 "esc.simc: bad bytecode: builtin 0 is '?elay', this simvm's is 'delay' (recompile it)" \
+  sh -c "'$simc' -o esc.simc prog.sim && printf '\\033' | dd of=esc.simc bs=1 seek=\$(grep -obUa delay esc.simc | head -n 1 | cut -d: -f1) conv=notrunc 2>/dev/null && '$simvm' esc.simc"
 printf 'main = say(1)\n' >"$tmp/script.simc"
 expect "script named .simc"  3 "script.simc: bad bytecode: it does not start with the simvm bytecode signature" "$simvm" script.simc
 mkdir -p "$tmp/box/lib" && printf 'import "lib/in.sim"\nimport "../shared.sim"\nmain = say(x + y)\n' >"$tmp/box/main.sim"
@@ -189,6 +211,9 @@ expect "sandbox: the standard library" 0 "[[1, 2]]" "$simvm" --sandbox box/stdmo
 expect "simc -l: a module"   0 "function mapInsert (stdlib/map.sim:35): 3 params" \
   sh -c "'$simc' -l box/stdmod.sim | grep '^function mapInsert' | cut -d, -f1"
 expect "sandbox"             3 "box/main.sim:2:1: error: cannot import '../shared.sim': --sandbox allows only files under the script's directory" "$simvm" --sandbox box/main.sim
+expect "output over an import" 2 "simvm: --trace-json 'box/lib/in.sim' is a file the script imports: an output must not overwrite an input x = 7" \
+  sh -c "'$simvm' --trace-json box/lib/in.sim box/main.sim 2>o.err; s=\$?; echo \$(head -n 1 o.err) \$(cat box/lib/in.sim); exit \$s"
+expect "simc -o an import"   2 "simc: -o 'box/lib/in.sim' is a file the script imports: an output must not overwrite an input" "$simc" -o box/lib/in.sim box/main.sim
 printf 'main = say(length([1, 2]))\n' >"$tmp/bare.sim"
 expect "simc --no-prelude"   0 "2 small" sh -c "'$simc' --no-prelude -o bare.simc bare.sim && out=\$('$simvm' bare.simc) && [ \$(wc -c <bare.simc) -lt 2000 ] && echo \"\$out small\""
 expect "simc help"           0 "usage: simc [options] file.sim" "$simc" --help

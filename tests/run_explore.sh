@@ -398,7 +398,7 @@ bad "--depth 0" 2 "simvm: --depth needs a whole number from 1 to 1000, not '0'" 
 bad "missing schedule" 2 "simvm: cannot open 'nothing.schedule': No such file or directory" --replay nothing.schedule overdraft.sim
 mkdir -p "$tmp/adir"
 bad "a directory as schedule" 2 "simvm: cannot read 'adir': it is a directory" --replay adir overdraft.sim
-bad "--schedule-out the script" 2 "simvm: --schedule-out 'overdraft.sim' is the script itself" --explore 5 \
+bad "--schedule-out the script" 2 "simvm: --schedule-out 'overdraft.sim' is the script itself: an output must not overwrite an input" --explore 5 \
   --schedule-out overdraft.sim overdraft.sim
 bad "--preemptions with pct" 2 "simvm: --preemptions bounds exhaustive, dfs and delay search, not pct or random" \
   --explore 5 --preemptions 2 overdraft.sim
@@ -417,6 +417,24 @@ bad "no program" 3 "simvm: noprogram.schedule: no 'program' line" --replay nopro
 printf 'simvm-schedule 1\nprogram overdraft.sim %s\nstep two at 0ns runs 2\n' "$hash" >"$tmp/badstep.schedule"
 bad "malformed step" 3 "simvm: badstep.schedule:3: malformed step line: 'step two at 0ns runs 2' (it should read 'step N at TIME runs THREAD')" \
   --replay badstep.schedule overdraft.sim
+# a number too large for its field is out of range, not malformed
+range_case() { # NAME LINE MESSAGE
+  printf 'simvm-schedule 2\nprogram overdraft.sim %s\n%s\n' "$hash" "$2" >"$tmp/range.schedule"
+  bad "$1" 3 "simvm: range.schedule:3: $3" --replay range.schedule overdraft.sim
+}
+range_case "step out of range" "step 99999999999 at 0ns runs 2" "a step number out of range (from 1 to 1000000000): 'step 99999999999 at 0ns runs 2'"
+range_case "time out of range" "step 4 at 99999999999999999999ns runs 2" "a time out of range (at most 9223372036854775807ns): 'step 4 at 99999999999999999999ns runs 2'"
+range_case "seed out of range" "seed 99999999999999999999" "a seed out of range (at most 18446744073709551615): 'seed 99999999999999999999'"
+range_case "choice number out of range" "random main#99999999999 = 1 of 6" "a choice number out of range (T#N: N from 1 to 1000000000): 'random main#99999999999 = 1 of 6'"
+range_case "random range out of range" "random main#1 = 1 of 99999999999999999999" "a random range n out of range (from 1 to 9223372036854775807): 'random main#1 = 1 of 99999999999999999999'"
+range_case "duration out of range" "delay main#1 = 99999999999s of 5ms" "a duration out of range (at most 9223372036854775807ns): 'delay main#1 = 99999999999s of 5ms'"
+# seeds do not wrap, and a shard with no seeds is refused
+bad "--seed past the last" 2 "simvm: --seed 18446744073709551615 with --explore 5 is out of range: the seeds would pass 18446744073709551615" \
+  --seed 18446744073709551615 --explore 5 overdraft.sim
+bad "--shard with no seeds" 2 "simvm: --shard 1024/1024 gets none of --explore 10's seeds: slice I has seeds only when I <= the number of schedules" \
+  --shard 1024/1024 --explore 10 overdraft.sim
+run "--seed the last" 1 "$simvm" --seed 18446744073709551615 --explore 1 -q --schedule-out /dev/null overdraft.sim &&
+  { grep -q ', seed 18446744073709551615$' "$tmp/out" && ok || fail "--seed the last" "$(head -1 "$tmp/out")"; }
 printf 'simvm-schedule 1\nprogram overdraft.sim %s\nstep 4 at 0ns runs 2.x\n' "$hash" >"$tmp/badid.schedule"
 bad "bad thread id" 3 "simvm: badid.schedule:3: malformed step line: 'step 4 at 0ns runs 2.x' (it should read 'step N at TIME runs THREAD')" \
   --replay badid.schedule overdraft.sim
@@ -458,6 +476,32 @@ sed 's/"bob", 60/"bob", 160/' "$tmp/overdraft.sim" >"$tmp/changed/overdraft.sim"
 run "changed outcome" 3 "$simvm" --replay changed/overdraft.schedule changed/overdraft.sim &&
   { [ "$(tail -1 "$tmp/err")" = "simvm: overdraft.sim ended differently than changed/overdraft.schedule records: it records assertion at overdraft.sim:34, but this run's outcome is pass (main returned ())" ] && ok ||
     fail "changed outcome" "stderr: $(tail -1 "$tmp/err")"; }
+
+# a signal stops a sweep at the next schedule: the report of the schedules
+# run so far, marked, and exit 128 + the signal; with --jobs the processes
+# are stopped too (the script's copy has a name no other process has)
+# interrupted NAME SIGNAL STATUS ARGS...: sent after a second
+interrupted() {
+  local name=$1 sig=$2 status=$3
+  shift 3
+  (cd "$tmp" && timeout --preserve-status -s "$sig" 1 "$simvm" --explore 1000000000 "$@" >"$tmp/out" 2>"$tmp/err")
+  local got=$?
+  if [ "$got" != "$status" ]; then fail "$name" "exit status $got, expected $status"; return; fi
+  if grep -qE "^interrupted by SIG$sig after [0-9]+ schedules of --explore 1000000000\$" "$tmp/out" ||
+     grep -qE "\"interrupted\": \"SIG$sig\", \"schedules\": [0-9]+," "$tmp/out"; then ok; else
+    fail "$name" "no report line: $(head -3 "$tmp/out" | tr '\n' '|')"
+  fi
+  if pgrep -f sigjobs.sim >/dev/null; then fail "$name" "a --jobs process is still running"; fi
+}
+cp "$tmp/overdraft.sim" "$tmp/sigjobs.sim"
+interrupted "SIGINT --explore" INT 130 -q --schedule-out sig.schedule sigjobs.sim
+interrupted "SIGTERM --explore" TERM 143 -q --schedule-out sig.schedule sigjobs.sim
+interrupted "SIGINT --jobs" INT 130 -q --jobs 2 --schedule-out sig.schedule sigjobs.sim
+interrupted "SIGTERM --jobs --json" TERM 143 --json --jobs 2 --schedule-out sig.schedule sigjobs.sim
+interrupted "SIGINT exhaustive --jobs" INT 130 -q --strategy exhaustive --preemptions 30 --jobs 2 --schedule-out sig.schedule dining.sim
+interrupted "SIGINT delay" INT 130 -q --strategy delay --schedule-out sig.schedule dining.sim
+# the failing class found before the signal is written, as found
+grep -q '^simvm-schedule 2$' "$tmp/sig.schedule" && ok || fail "interrupted schedule" "no schedule written"
 
 # a schedule written to a device is written in place, not renamed over it
 # (the runs above wrote to /dev/null)

@@ -64,9 +64,11 @@ void buf_truncate(Buffer *buf, size_t length) {
 
 const char *buf_text(const Buffer *buf) { return buf->data ? buf->data : ""; }
 
-void buf_append_json(Buffer *buf, const char *text) {
+void buf_append_json(Buffer *buf, const char *text) { buf_append_json_bytes(buf, text, strlen(text)); }
+
+void buf_append_json_bytes(Buffer *buf, const char *text, size_t length) {
   buf_append(buf, "\"", 1);
-  for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+  for (const unsigned char *c = (const unsigned char *)text; c < (const unsigned char *)text + length; c++) {
     if (*c == '"' || *c == '\\') buf_printf(buf, "\\%c", *c);
     else if (*c < 0x20) buf_printf(buf, "\\u%04x", *c);
     else buf_append(buf, (const char *)c, 1);

@@ -47,6 +47,7 @@ void buf_vprintf(Buffer *buf, const char *fmt, va_list ap);
 void buf_append_quoted(Buffer *buf, const char *text, size_t length);
 /* Append text as a JSON string literal (quotes, escapes). */
 void buf_append_json(Buffer *buf, const char *text);
+void buf_append_json_bytes(Buffer *buf, const char *text, size_t length);
 /* Cut the text back to its first `length` bytes (at most its length). */
 void buf_truncate(Buffer *buf, size_t length);
 /* The text so far ("" when empty). */

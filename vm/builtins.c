@@ -125,9 +125,21 @@ static bool nat_from_some(VM *vm, Value *args, Value *result) {
 static bool nat_set_field(VM *vm, Value *args, Value *result) {
   ObjRecord *old = AS_RECORD(args[0]);
   ObjString *name = obj_intern(vm, AS_STRING(args[1])); /* field names are interned */
-  vm_work(vm, (uint64_t)old->count); /* a copy of the record: O(fields) each time */
+  args[1] = OBJ_VAL(name); /* rooted there: the intern set holds it weakly */
   int found = record_field_index(old, name);
-  ObjRecord *record = obj_record(vm, old->count + (found < 0));
+  if (found < 0) { /* a new field: written after the record's own, if there is room */
+    ObjRecord *longer = obj_record_extend(vm, old, name, args[2]);
+    vm_work(vm, longer ? 1 : (uint64_t)old->count);
+    if (longer) {
+      *result = OBJ_VAL(longer);
+      return true;
+    }
+  } else {
+    vm_work(vm, (uint64_t)old->count); /* a copy */
+  }
+  /* a copy; one that adds a field gets room to add more without copying */
+  int count = old->count + (found < 0);
+  ObjRecord *record = obj_record_with_room(vm, count, found < 0 ? 2 * count : count);
   old = AS_RECORD(args[0]); /* still rooted in args; reload for clarity */
   for (int i = 0; i < old->count; i++) record->fields[i] = old->fields[i];
   if (found < 0) found = old->count;
@@ -151,7 +163,7 @@ static bool nat_get_field(VM *vm, Value *args, Value *result) {
     Buffer shown;
     buf_init(&shown);
     value_show_bounded(&shown, args[0], true, 200);
-    rt_error(vm, "getField: %s has no field '%s'", buf_text(&shown), AS_CSTRING(args[1]));
+    rt_error(vm, "getField: %s has no field '%.*s'", buf_text(&shown), AS_STRING(args[1])->length, AS_CSTRING(args[1]));
     buf_free(&shown);
     return false;
   }
@@ -190,7 +202,7 @@ static bool nat_to_int(VM *vm, Value *args, Value *result) {
     }
     *result = INT_VAL((int64_t)f);
   } else if (IS_STRING(v)) {
-    const char *text = AS_CSTRING(v);
+    const char *text = obj_string_cstring(vm, &args[0]); /* strtoll, strtod need the NUL */
     char *end;
     vm_work(vm, (uint64_t)AS_STRING(v)->length);
     errno = 0;
@@ -211,7 +223,7 @@ static bool nat_to_float(VM *vm, Value *args, Value *result) {
   } else if (IS_INT(v)) {
     *result = FLOAT_VAL((double)AS_INT(v));
   } else if (IS_STRING(v)) {
-    const char *text = AS_CSTRING(v);
+    const char *text = obj_string_cstring(vm, &args[0]); /* strtoll, strtod need the NUL */
     char *end;
     vm_work(vm, (uint64_t)AS_STRING(v)->length);
     double f = strtod(text, &end);

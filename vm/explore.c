@@ -3,6 +3,7 @@
 #include "explore.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,6 +123,7 @@ typedef struct {
 
 struct Explorer {
   VM *vm;
+  uint64_t queue_work;        /* run queue entries visited (explore_queue_work) */
   ExploreStrategy strategy;
   bool marking;
   bool recording;             /* keep every step's candidates (explore_record_steps) */
@@ -501,6 +503,8 @@ SimStatus explore_run(Explorer *ex) {
 bool explore_abandoned(const Explorer *ex) { return ex->abandoned && !ex->skipped; }
 bool explore_skipped(const Explorer *ex) { return ex->skipped; }
 int explore_run_unit(const Explorer *ex) { return ex->run_unit; }
+uint64_t explore_queue_work(const Explorer *ex) { return ex->queue_work; }
+
 int explore_steps(const Explorer *ex) { return ex->steps; }
 int explore_deviation_count(const Explorer *ex) { return ex->dev_count; }
 const Deviation *explore_deviations(const Explorer *ex) { return ex->devs; }
@@ -564,20 +568,31 @@ void explore_schedule(Explorer *ex, Schedule *out, bool draws) {
 
 static Obj **queue_at(RunQueue *q, int i) { return &q->items[(q->head + i) & (q->capacity - 1)]; }
 
-/* Take `thread`'s entry out of the run queue, keeping the others' order:
- * the shorter side of it moves up by one. */
+/* What a taken-out entry leaves in the middle of the run queue: a timeout
+ * that never fired, which the scheduler and collect() pass over as they
+ * pass a finished timeout's entry. Always marked, so the collector never
+ * traces it. */
+static ObjTimeout removed_entry = {.obj = {.type = OBJ_TIMEOUT, .marked = true}, .state = TIMEOUT_DISARMED};
+
+/* Take `thread`'s entry out of the run queue, keeping the others' order,
+ * in O(1): the thread knows its entry's slot (queue_slot); the head or the
+ * tail leaves the ring, an entry between them leaves removed_entry. (It
+ * used to be found by a scan and the shorter side moved up: at 4,000
+ * runnable threads pct spent most of its time there.) */
 static void queue_remove(VM *vm, ObjThread *thread) {
   RunQueue *q = &vm->run_queue;
-  int i = 0, mask = q->capacity - 1;
-  while (i < q->count && q->items[(q->head + i) & mask] != &thread->obj) i++; /* not a timeout's entry, for the thread */
-  if (i == q->count) return;
-  if (i < q->count / 2) {
-    for (; i > 0; i--) q->items[(q->head + i) & mask] = q->items[(q->head + i - 1) & mask];
+  int mask = q->capacity - 1, slot = thread->queue_slot & mask; /* (stale when not queued: checked) */
+  int i = (slot - q->head) & mask; /* its place from the head */
+  if (q->count == 0 || i >= q->count || q->items[slot] != &thread->obj) return; /* not queued */
+  vm->explore->queue_work++;
+  if (i == 0) {
     q->head = (q->head + 1) & mask;
+    q->count--;
+  } else if (i == q->count - 1) {
+    q->count--;
   } else {
-    for (; i < q->count - 1; i++) q->items[(q->head + i) & mask] = q->items[(q->head + i + 1) & mask];
+    q->items[slot] = &removed_entry.obj;
   }
-  q->count--;
 }
 
 static void pct_heap_push(Explorer *ex, ObjThread *thread);
@@ -588,17 +603,36 @@ static void queue_push_front(VM *vm, ObjThread *thread) {
   if (q->count == q->capacity) {
     sched_enqueue(vm, thread); /* grows the ring; then rotate it to the front */
     Obj *last = *queue_at(q, q->count - 1);
-    for (int i = q->count - 1; i > 0; i--) *queue_at(q, i) = *queue_at(q, i - 1);
+    for (int i = q->count - 1; i > 0; i--) {
+      Obj *entry = *queue_at(q, i) = *queue_at(q, i - 1);
+      if (entry->type == OBJ_THREAD) ((ObjThread *)entry)->queue_slot = (q->head + i) & (q->capacity - 1);
+    }
     *queue_at(q, 0) = last;
+    thread->queue_slot = q->head;
     return;
   }
   q->head = (q->head - 1) & (q->capacity - 1);
   q->items[q->head] = &thread->obj;
+  thread->queue_slot = q->head;
   q->count++;
 }
 
+/* How many candidates a decision needs: all, unless it can only count the
+ * step (the default strategy, or a replay with no deviation due there),
+ * for which two tell. Collecting all of thousands of runnable threads at
+ * every step made the default run (pct's calibration) quadratic. */
+static int candidates_needed(const Explorer *ex) {
+  if (ex->recording) return INT_MAX;
+  if (ex->strategy == EXPLORE_DEFAULT) return 2;
+  if (ex->strategy == EXPLORE_REPLAY &&
+      (ex->replay_next >= ex->replay_count || ex->replay[ex->replay_next].step != ex->steps + 1))
+    return 2;
+  return INT_MAX;
+}
+
 /* The candidates: `first` (the default), then every other runnable thread
- * waiting in the run queue, in queue order. How many. */
+ * waiting in the run queue, in queue order, up to candidates_needed. How
+ * many. */
 static int collect(Explorer *ex, ObjThread *first) {
   RunQueue *q = &ex->vm->run_queue;
   if (q->count + 1 > ex->cand_capacity) {
@@ -606,9 +640,10 @@ static int collect(Explorer *ex, ObjThread *first) {
     ex->cand = xrealloc(ex->cand, (size_t)ex->cand_capacity * sizeof *ex->cand);
     ex->cand_key = xrealloc(ex->cand_key, (size_t)ex->cand_capacity * sizeof *ex->cand_key);
   }
-  int n = 0;
+  int n = 0, most = candidates_needed(ex);
   ex->cand[n++] = first;
-  for (int i = 0; i < q->count; i++) {
+  for (int i = 0; i < q->count && n < most; i++) {
+    ex->queue_work++;
     Obj *entry = *queue_at(q, i);
     if (entry->type != OBJ_THREAD || entry == &first->obj || ((ObjThread *)entry)->state != THREAD_RUNNABLE) continue;
     ex->cand[n++] = (ObjThread *)entry;
@@ -664,6 +699,8 @@ static void pct_heap_push(Explorer *ex, ObjThread *thread) {
 
 void explore_queued(VM *vm, Obj *entry) {
   Explorer *ex = vm->explore;
+  RunQueue *q = &vm->run_queue;
+  if (entry->type == OBJ_THREAD) ((ObjThread *)entry)->queue_slot = (q->head + q->count - 1) & (q->capacity - 1);
   if (ex->strategy == EXPLORE_PCT && entry->type == OBJ_THREAD) pct_heap_push(ex, (ObjThread *)entry);
 }
 

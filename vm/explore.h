@@ -146,6 +146,10 @@ bool explore_skipped(const Explorer *ex);
  * -1. */
 int explore_run_unit(const Explorer *ex);
 int explore_steps(const Explorer *ex);
+
+/* Run queue entries the explorer has visited or moved, over every run:
+ * a deterministic measure of its cost, for the tests. */
+uint64_t explore_queue_work(const Explorer *ex);
 int explore_deviation_count(const Explorer *ex);
 const Deviation *explore_deviations(const Explorer *ex);
 int explore_preemptions(const Explorer *ex);

@@ -614,13 +614,14 @@ next_thread:
   CASE(RECORD): {
     int n = READ_BYTE();
     STORE_FRAME();
-    ObjRecord *record = obj_record(vm, n);
     Value *pairs = sp - 2 * n;
+    /* the names first, on the stack: interning one made by ++ allocates */
     for (int i = 0; i < n; i++) {
       if (!IS_STRING(pairs[2 * i])) RUNTIME_ERROR("a record field name must be a string");
-      record->fields[i].name = obj_intern(vm, AS_STRING(pairs[2 * i]));
-      record->fields[i].value = pairs[2 * i + 1];
+      pairs[2 * i] = OBJ_VAL(obj_intern(vm, AS_STRING(pairs[2 * i])));
     }
+    ObjRecord *record = obj_record(vm, n);
+    for (int i = 0; i < n; i++) record->fields[i] = (Field){AS_STRING(pairs[2 * i]), pairs[2 * i + 1]};
     sp -= 2 * n;
     PUSH(OBJ_VAL(record));
     DISPATCH();

@@ -152,6 +152,8 @@ static void mark_roots(VM *vm, GrayStack *gray) {
 static void blacken(GrayStack *gray, Obj *obj) {
   switch (obj->type) {
     case OBJ_STRING:
+      mark_obj(gray, (Obj *)((ObjString *)obj)->owner);
+      break;
     case OBJ_BUILTIN:
     case OBJ_FREE:
       break;
@@ -161,6 +163,7 @@ static void blacken(GrayStack *gray, Obj *obj) {
       break;
     case OBJ_RECORD: {
       ObjRecord *record = (ObjRecord *)obj;
+      mark_obj(gray, (Obj *)record->owner);
       for (int i = 0; i < record->count; i++) {
         mark_obj(gray, (Obj *)record->fields[i].name);
         mark_value(gray, record->fields[i].value);
@@ -222,6 +225,7 @@ static void blacken(GrayStack *gray, Obj *obj) {
       mark_value(gray, mvar->value);
       mark_obj(gray, (Obj *)mvar->label);
       for (ObjThread *t = mvar->takers_head; t; t = t->wait_next) mark_obj(gray, (Obj *)t);
+      for (ObjThread *t = mvar->readers_head; t; t = t->wait_next) mark_obj(gray, (Obj *)t);
       for (ObjThread *t = mvar->putters_head; t; t = t->wait_next) mark_obj(gray, (Obj *)t);
       mark_obj(gray, (Obj *)mvar->last_taker);
       mark_obj(gray, (Obj *)mvar->last_putter);
@@ -234,9 +238,15 @@ static void blacken(GrayStack *gray, Obj *obj) {
 
 static size_t object_size(Obj *obj) {
   switch (obj->type) {
-    case OBJ_STRING: return sizeof(ObjString) + (size_t)((ObjString *)obj)->length + 1;
+    case OBJ_STRING: {
+      const ObjString *string = (const ObjString *)obj;
+      return sizeof(ObjString) + (string->owner ? 0 : (size_t)string->capacity + 1);
+    }
     case OBJ_CONS: return sizeof(ObjCons);
-    case OBJ_RECORD: return sizeof(ObjRecord) + (size_t)((ObjRecord *)obj)->count * sizeof(Field);
+    case OBJ_RECORD: {
+      int capacity = ((ObjRecord *)obj)->capacity;
+      return sizeof(ObjRecord) + (size_t)capacity * sizeof(Field) + (size_t)record_index_slots(capacity) * sizeof(int32_t);
+    }
     case OBJ_SOME: return sizeof(ObjSome);
     case OBJ_PROTO: return sizeof(ObjProto);
     case OBJ_CLOSURE: return sizeof(ObjClosure) + (size_t)((ObjClosure *)obj)->upvalue_count * sizeof(Value);

@@ -19,10 +19,31 @@ static void unlink_from(ObjThread **head, ObjThread **tail, ObjThread *thread) {
   thread->wait_prev = thread->wait_next = NULL;
 }
 
-/* Wake a waiting thread with `result` as the value of its MVar operation. */
+/* The queue (head and tail) of the threads waiting for `reason`. */
+static void queue_of(ObjMVar *mvar, BlockReason reason, ObjThread ***head, ObjThread ***tail) {
+  if (reason == BLOCKED_PUT) {
+    *head = &mvar->putters_head;
+    *tail = &mvar->putters_tail;
+  } else if (reason == BLOCKED_READ) {
+    *head = &mvar->readers_head;
+    *tail = &mvar->readers_tail;
+  } else {
+    *head = &mvar->takers_head;
+    *tail = &mvar->takers_tail;
+  }
+}
+
+static void leave_queue(ObjMVar *mvar, ObjThread *thread) {
+  ObjThread **head, **tail;
+  queue_of(mvar, thread->blocked_on, &head, &tail);
+  unlink_from(head, tail, thread);
+}
+
+/* Wake a waiting thread with `result` as the value of its MVar operation
+ * (a unit of work: --max-work and the tests count the threads served). */
 static void wake(VM *vm, ObjMVar *mvar, ObjThread *thread, Value result) {
-  if (thread->blocked_on == BLOCKED_PUT) unlink_from(&mvar->putters_head, &mvar->putters_tail, thread);
-  else unlink_from(&mvar->takers_head, &mvar->takers_tail, thread);
+  vm_work(vm, 1);
+  leave_queue(mvar, thread);
   thread->sp[-1] = result;
   thread->wait_object = NULL;
   thread->wait_value = UNIT_VAL;
@@ -54,11 +75,7 @@ bool mvar_try_read(ObjMVar *mvar, Value *out) {
 bool mvar_try_put(VM *vm, ObjMVar *mvar, Value value) {
   if (mvar->full) return false;
   /* every reader sees the value; the first taker gets it */
-  ObjThread *next;
-  for (ObjThread *t = mvar->takers_head; t; t = next) {
-    next = t->wait_next;
-    if (t->blocked_on == BLOCKED_READ) wake(vm, mvar, t, value);
-  }
+  while (mvar->readers_head) wake(vm, mvar, mvar->readers_head, value);
   mvar->last_putter = vm->current;
   ObjThread *taker = mvar->takers_head;
   if (taker) {
@@ -75,14 +92,13 @@ void mvar_wait(VM *vm, ObjMVar *mvar, ObjThread *thread, BlockReason reason, Val
   sched_block(vm, thread, reason);
   thread->wait_object = &mvar->obj;
   thread->wait_value = value;
-  if (reason == BLOCKED_PUT) enqueue(&mvar->putters_head, &mvar->putters_tail, thread);
-  else enqueue(&mvar->takers_head, &mvar->takers_tail, thread);
+  ObjThread **head, **tail;
+  queue_of(mvar, reason, &head, &tail);
+  enqueue(head, tail, thread);
 }
 
 void mvar_cancel_wait(ObjThread *thread) {
-  ObjMVar *mvar = (ObjMVar *)thread->wait_object;
-  if (thread->blocked_on == BLOCKED_PUT) unlink_from(&mvar->putters_head, &mvar->putters_tail, thread);
-  else unlink_from(&mvar->takers_head, &mvar->takers_tail, thread);
+  leave_queue((ObjMVar *)thread->wait_object, thread);
   thread->wait_object = NULL;
   thread->wait_value = UNIT_VAL;
 }

@@ -19,20 +19,46 @@ ObjString *obj_string(VM *vm, const char *chars, int length) {
   ObjString *string = ALLOCATE(vm, ObjString, (size_t)length + 1, OBJ_STRING);
   string->interned = true;
   string->hash = hash;
-  string->length = length;
+  string->length = string->capacity = string->used = length;
+  string->owner = NULL;
+  string->chars = (char *)(string + 1);
   memcpy(string->chars, chars, (size_t)length);
   string->chars[length] = '\0';
   table_set(&vm->strings, string, UNIT_VAL); /* allocates no object: no collection */
   return string;
 }
 
-ObjString *obj_string_new(VM *vm, int length) {
-  ObjString *string = ALLOCATE(vm, ObjString, (size_t)length + 1, OBJ_STRING);
+ObjString *obj_string_with_room(VM *vm, int length, int capacity) {
+  ObjString *string = ALLOCATE(vm, ObjString, (size_t)capacity + 1, OBJ_STRING);
   string->interned = false;
   string->hash = 0;
-  string->length = length;
+  string->length = string->used = length;
+  string->capacity = capacity;
+  string->owner = NULL;
+  string->chars = (char *)(string + 1);
   string->chars[length] = '\0';
   return string;
+}
+
+ObjString *obj_string_new(VM *vm, int length) { return obj_string_with_room(vm, length, length); }
+
+ObjString *obj_string_append(VM *vm, ObjString *s, const char *chars, int length) {
+  ObjString *storage = s->owner ? s->owner : s;
+  /* an old storage is immutable (vm/memory.h); another string may have
+   * been written past this one already */
+  if (length == 0 || storage->obj.marked || storage->used != s->length || storage->capacity - s->length < length)
+    return NULL;
+  ObjString *longer = ALLOCATE(vm, ObjString, 0, OBJ_STRING); /* s (rooted) keeps storage */
+  memcpy(storage->chars + storage->used, chars, (size_t)length);
+  storage->used += length;
+  storage->chars[storage->used] = '\0';
+  longer->interned = false;
+  longer->hash = 0;
+  longer->length = storage->used;
+  longer->capacity = longer->used = 0;
+  longer->owner = storage;
+  longer->chars = storage->chars;
+  return longer;
 }
 
 ObjString *obj_find_interned(VM *vm, ObjString *s) {
@@ -41,8 +67,19 @@ ObjString *obj_find_interned(VM *vm, ObjString *s) {
   return table_find_string(&vm->strings, s->chars, s->length, hash_bytes(s->chars, s->length));
 }
 
+const char *obj_string_cstring(VM *vm, Value *slot) {
+  if (!string_shared(AS_STRING(*slot))) return AS_STRING(*slot)->chars;
+  ObjString *copy = obj_string_new(vm, AS_STRING(*slot)->length);
+  memcpy(copy->chars, AS_STRING(*slot)->chars, (size_t)copy->length);
+  *slot = OBJ_VAL(copy);
+  return copy->chars;
+}
+
 ObjString *obj_intern(VM *vm, ObjString *s) {
   if (s->interned) return s;
+  /* an interned string is a name, used as a C string: one that shares
+   * storage is interned as a copy of its own */
+  if (string_shared(s)) return obj_string(vm, s->chars, s->length);
   vm_work(vm, (uint64_t)s->length);
   uint32_t hash = hash_bytes(s->chars, s->length);
   ObjString *interned = table_find_string(&vm->strings, s->chars, s->length, hash);
@@ -68,14 +105,69 @@ ObjString *obj_stringf(VM *vm, const char *fmt, ...) {
 
 ObjCons *obj_cons(VM *vm, Value head, Value tail) { return cons_new(vm, head, tail); }
 
-ObjRecord *obj_record(VM *vm, int count) {
-  ObjRecord *record = ALLOCATE(vm, ObjRecord, (size_t)count * sizeof(Field), OBJ_RECORD);
-  record->count = count;
+ObjRecord *obj_record_with_room(VM *vm, int count, int capacity) {
+  int slots = record_index_slots(capacity);
+  ObjRecord *record =
+      ALLOCATE(vm, ObjRecord, (size_t)capacity * sizeof(Field) + (size_t)slots * sizeof(int32_t), OBJ_RECORD);
+  record->count = record->used = count;
+  record->capacity = capacity;
+  record->owner = NULL;
+  record->fields = (Field *)(record + 1);
+  record->index = slots ? (int32_t *)(record->fields + capacity) : NULL;
+  record->indexed = false;
   for (int i = 0; i < count; i++) {
     record->fields[i].name = NULL;
     record->fields[i].value = UNIT_VAL;
   }
   return record;
+}
+
+ObjRecord *obj_record(VM *vm, int count) { return obj_record_with_room(vm, count, count); }
+
+/* Field names are interned, so their hash is set. */
+static void index_insert(ObjRecord *storage, int field) {
+  int mask = record_index_slots(storage->capacity) - 1;
+  const ObjString *name = storage->fields[field].name;
+  for (uint32_t h = name->hash;; h++) {
+    int32_t *slot = &storage->index[h & (uint32_t)mask];
+    if (*slot == 0) {
+      *slot = field + 1;
+      return;
+    }
+    if (storage->fields[*slot - 1].name == name) return; /* the first of a name stands */
+  }
+}
+
+int record_index_find(ObjRecord *storage, const ObjString *name) {
+  if (!storage->indexed) {
+    memset(storage->index, 0, (size_t)record_index_slots(storage->capacity) * sizeof(int32_t));
+    for (int i = 0; i < storage->used; i++) index_insert(storage, i);
+    storage->indexed = true;
+  }
+  int mask = record_index_slots(storage->capacity) - 1;
+  for (uint32_t h = name->hash;; h++) {
+    int32_t field = storage->index[h & (uint32_t)mask];
+    if (field == 0) return -1;
+    if (storage->fields[field - 1].name == name) return field - 1;
+  }
+}
+
+ObjRecord *obj_record_extend(VM *vm, ObjRecord *record, ObjString *name, Value value) {
+  ObjRecord *storage = record_storage(record);
+  /* an old storage is immutable (vm/memory.h); another record may have
+   * written past this one's fields already */
+  if (storage->obj.marked || storage->used != record->count || storage->used == storage->capacity) return NULL;
+  ObjRecord *longer = ALLOCATE(vm, ObjRecord, 0, OBJ_RECORD); /* record (rooted) keeps storage */
+  storage->fields[storage->used] = (Field){name, value};
+  if (storage->indexed) index_insert(storage, storage->used);
+  storage->used++;
+  longer->count = record->count + 1;
+  longer->fields = storage->fields;
+  longer->owner = storage;
+  longer->capacity = longer->used = 0;
+  longer->index = NULL;
+  longer->indexed = false;
+  return longer;
 }
 
 ObjSome *obj_some(VM *vm, Value value) {
@@ -161,6 +253,7 @@ ObjMVar *obj_mvar(VM *vm, bool full, Value value) {
   mvar->value = full ? value : UNIT_VAL;
   mvar->label = NULL;
   mvar->takers_head = mvar->takers_tail = NULL;
+  mvar->readers_head = mvar->readers_tail = NULL;
   mvar->putters_head = mvar->putters_tail = NULL;
   mvar->last_taker = mvar->last_putter = NULL;
   mvar->explore_id = vm->explore ? explore_object_id(vm) : 0;

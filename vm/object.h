@@ -41,13 +41,30 @@ struct Obj {
  * run time (++, show, join) are not: hashing a long result would cost as
  * much again as making it, and only a string used as a record field name
  * needs it (obj_intern). */
-typedef struct {
+/* A string made by `++` shares its left operand's storage when that
+ * operand ends the storage's written part (`used`) and the storage has
+ * room: the right operand is written after it, so a string grown by
+ * appends in a loop costs amortised linear time, not a copy each time.
+ * Its bytes are chars[0, length) of the storage its owner (itself, or
+ * `owner`) holds after its header. Only the string that ends a storage is
+ * NUL-terminated: use `length` (or "%.*s"), never the terminator, for a
+ * string made at run time. Names and literals (interned) have storage of
+ * their own, exactly their size, and are always terminated. */
+typedef struct ObjString ObjString;
+struct ObjString {
   Obj obj;
   bool interned;      /* in the VM's intern set, and `hash` is its hash */
   uint32_t hash;
-  int length;         /* bytes, not counting the terminating NUL */
-  char chars[];
-} ObjString;
+  int length;         /* bytes, not counting a terminating NUL */
+  int capacity;       /* bytes its own storage has room for (0: shares)  */
+  int used;           /* of its own storage: bytes written               */
+  ObjString *owner;   /* whose storage `chars` is in; NULL: its own       */
+  char *chars;
+};
+
+/* Whether a string's storage may yet be written past its length (by ++),
+ * so that its terminator cannot be relied on. */
+static inline bool string_shared(const ObjString *s) { return s->owner || s->capacity != s->length; }
 
 /* The tail is a pointer, not a Value: a list is only ever NIL_VAL or a
  * cons, and a cell is 32 bytes instead of 40. */
@@ -63,15 +80,55 @@ typedef struct {
   Value value;
 } Field;
 
-typedef struct {
+/* A record is immutable, but records made by setField adding a field share
+ * storage: a record's fields are fields[0, count) of a storage that its
+ * owner (the record itself, or `owner`) holds after its header, with room
+ * for `capacity`. setField adding a field to the record whose fields end
+ * the storage's written part (`used`) writes the field there and makes a
+ * header-only record one longer, so building a record field by field is
+ * amortised linear, not a copy of the whole record each time; any other
+ * setField copies. A storage of RECORD_INDEX_MIN fields or more also holds
+ * an index of its names (open addressing, built at the first lookup), so
+ * finding a field, or that there is none, is O(1) there. */
+#define RECORD_INDEX_MIN 16
+
+typedef struct ObjRecord ObjRecord;
+struct ObjRecord {
   Obj obj;
   int count;
-  Field fields[];     /* in source order; names are interned */
-} ObjRecord;
+  Field *fields;      /* in source order; names are interned            */
+  ObjRecord *owner;   /* whose storage `fields` is in; NULL: its own     */
+  int capacity;       /* fields its own storage has room for (0: shares) */
+  int used;           /* of its own storage: fields written, by it or by
+                         records sharing it                               */
+  int32_t *index;     /* of its own storage: field + 1 by name, or NULL   */
+  bool indexed;       /* the index holds fields[0, used)                  */
+};
+
+/* The storage a record's fields are in. */
+static inline ObjRecord *record_storage(ObjRecord *record) { return record->owner ? record->owner : record; }
+
+/* Slots of the index of a storage of `capacity` fields: a power of two at
+ * least twice it, or 0 below RECORD_INDEX_MIN. */
+static inline int record_index_slots(int capacity) {
+  if (capacity < RECORD_INDEX_MIN) return 0;
+  int slots = 32;
+  while (slots < 2 * capacity) slots *= 2;
+  return slots;
+}
+
+/* The field named `name` in a storage's index, or -1; builds the index
+ * first if need be (vm/object.c). */
+int record_index_find(ObjRecord *storage, const ObjString *name);
 
 /* The index of the field named `name` (interned, as every field name is),
  * or -1 when the record has none. */
 static inline int record_field_index(const ObjRecord *record, const ObjString *name) {
+  ObjRecord *storage = record_storage((ObjRecord *)record);
+  if (storage->index) {
+    int i = record_index_find(storage, name);
+    return i < record->count ? i : -1;
+  }
   for (int i = 0; i < record->count; i++)
     if (record->fields[i].name == name) return i;
   return -1;
@@ -182,7 +239,10 @@ typedef struct {
   bool full;
   Value value;
   ObjString *label;    /* labelMVar, or NULL */
-  ObjThread *takers_head, *takers_tail;   /* takeMVar and readMVar, in order */
+  ObjThread *takers_head, *takers_tail;   /* takeMVar, in order               */
+  ObjThread *readers_head, *readers_tail; /* readMVar, in order: a queue of
+                                              their own, so a put serves them
+                                              without walking the takers   */
   ObjThread *putters_head, *putters_tail; /* putMVar, in order               */
   ObjThread *last_taker;   /* who last took its value, or NULL: the deadlock */
   ObjThread *last_putter;  /* report's wait-for edges                        */
@@ -282,8 +342,22 @@ ObjString *obj_string(VM *vm, const char *chars, int length);
 /* A string of `length` bytes that is not interned; the caller fills
  * chars[0 .. length - 1] (the NUL after them is set). */
 ObjString *obj_string_new(VM *vm, int length);
+
+/* The same with room for `capacity` (>= length) bytes, for ++ to append to. */
+ObjString *obj_string_with_room(VM *vm, int length, int capacity);
+
+/* s ++ chars[0, length) written after s in its storage, when s ends the
+ * storage's written part and there is room: the longer string, sharing it;
+ * NULL when it cannot (then copy). */
+ObjString *obj_string_append(VM *vm, ObjString *s, const char *chars, int length);
+
+/* The chars of the string in *slot as a C string: its own when they cannot
+ * lose their terminator, else those of a copy put in *slot (a rooted
+ * place, such as a builtin's argument). May collect. */
+const char *obj_string_cstring(VM *vm, Value *slot);
 /* The interned string equal to `s`: s itself once interned (it then joins
- * the intern set), or the one already there. Never collects. */
+ * the intern set), or the one already there; a copy of its own when s
+ * shares storage (string_shared), which may collect. */
 ObjString *obj_intern(VM *vm, ObjString *s);
 /* The interned string equal to `s`, or NULL if there is none (then no
  * record has a field of that name). */
@@ -296,6 +370,15 @@ ObjString *obj_stringf(VM *vm, const char *fmt, ...) __attribute__((format(print
 ObjCons *obj_cons(VM *vm, Value head, Value tail);
 /* A record with `count` fields, all unit; the caller fills names and values. */
 ObjRecord *obj_record(VM *vm, int count);
+
+/* A record of `count` fields with room for `capacity` (>= count) in its
+ * storage, for setField to add to. */
+ObjRecord *obj_record_with_room(VM *vm, int count, int capacity);
+
+/* setField(record, name, value) for a name the record lacks, when its
+ * storage has room after its fields: the record one field longer, sharing
+ * the storage; NULL when it cannot (then copy). */
+ObjRecord *obj_record_extend(VM *vm, ObjRecord *record, ObjString *name, Value value);
 ObjSome *obj_some(VM *vm, Value value);
 /* An empty prototype; `file` must outlive it (the VM keeps source names). */
 ObjProto *obj_proto(VM *vm, ProtoKind kind, const char *file, int line);

@@ -107,9 +107,19 @@ bool ops_concat(VM *vm, Value a, Value b, Value *out) {
       rt_error(vm, "string too long");
       return false;
     }
-    /* copied once, not hashed (strings made at run time are not interned);
-     * a and b stay rooted on the stack while it is allocated */
-    ObjString *s = obj_string_new(vm, (int)length);
+    /* not hashed (strings made at run time are not interned); a and b stay
+     * rooted on the stack while it is allocated. Written after a, in a's
+     * storage, when there is room (vm/object.h): a loop of appends is then
+     * linear */
+    ObjString *s = obj_string_append(vm, x, y->chars, y->length);
+    if (s) {
+      vm_work(vm, (uint64_t)y->length);
+      *out = OBJ_VAL(s);
+      return true;
+    }
+    /* a copy, with room to grow when long enough for it to matter */
+    size_t room = length >= 64 && length <= INT32_MAX / 2 ? 2 * length : length;
+    s = obj_string_with_room(vm, (int)length, (int)room);
     memcpy(s->chars, x->chars, (size_t)x->length);
     memcpy(s->chars + x->length, y->chars, (size_t)y->length);
     vm_work(vm, length);
@@ -197,7 +207,7 @@ bool ops_index(VM *vm, Value object, Value index, Value *out) {
     /* field names are interned: a name that is not has no field */
     ObjString *name = obj_find_interned(vm, AS_STRING(index));
     if (name) return ops_field(vm, object, name, out);
-    rt_error(vm, "record has no field '%s'", AS_CSTRING(index));
+    rt_error(vm, "record has no field '%.*s'", AS_STRING(index)->length, AS_CSTRING(index));
     return false;
   }
   rt_error(vm, "cannot index %s with %s", value_type_name(object), value_type_name(index));

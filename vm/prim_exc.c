@@ -50,7 +50,9 @@ static int mask_from_name(VM *vm, Value name) {
   for (int i = 0; i < 3; i++) /* most often one of getMaskingState's own strings */
     if (AS_STRING(name) == vm->mask_strings[i]) return i;
   for (int i = 0; i < 3; i++)
-    if (strcmp(AS_CSTRING(name), mask_names[i]) == 0) return i;
+    if ((size_t)AS_STRING(name)->length == strlen(mask_names[i]) &&
+        memcmp(AS_CSTRING(name), mask_names[i], strlen(mask_names[i])) == 0)
+      return i;
   return -1;
 }
 

@@ -330,7 +330,7 @@ PrimResult prim_fault(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
     buf_free(&shown);
     return PRIM_ERROR;
   }
-  bool fired = vm->explore && explore_fault(vm, thread, s->chars, chance);
+  bool fired = vm->explore && explore_fault(vm, thread, obj_string_cstring(vm, &args[0]), chance);
   return prim_return(thread, args, BOOL_VAL(fired));
 }
 

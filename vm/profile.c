@@ -111,7 +111,10 @@ void profile_thread_end(VM *vm, ObjThread *thread) { vm->profile->threads[thread
 void profile_thread_label(VM *vm, ObjThread *thread) {
   ProfThread *t = &vm->profile->threads[thread->profile_index];
   free(t->label);
-  t->label = copy_text(thread->label->chars);
+  size_t n = (size_t)thread->label->length; /* a label made by ++ may lack its NUL (vm/object.h) */
+  t->label = xrealloc(NULL, n + 1);
+  memcpy(t->label, thread->label->chars, n);
+  t->label[n] = '\0';
 }
 
 void profile_thread_block(VM *vm, ObjThread *thread) {

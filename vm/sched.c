@@ -12,7 +12,10 @@
 void run_queue_grow(RunQueue *q) {
   int capacity = q->capacity ? q->capacity * 2 : 64;
   Obj **items = xrealloc(NULL, (size_t)capacity * sizeof *items);
-  for (int i = 0; i < q->count; i++) items[i] = q->items[(q->head + i) & (q->capacity - 1)];
+  for (int i = 0; i < q->count; i++) {
+    items[i] = q->items[(q->head + i) & (q->capacity - 1)];
+    if (items[i]->type == OBJ_THREAD) ((ObjThread *)items[i])->queue_slot = i; /* (explore.c) */
+  }
   free(q->items);
   q->items = items;
   q->head = 0;

@@ -80,12 +80,12 @@ static void show_leaf(Buffer *buf, Value value, bool quote) {
       return;
     case OBJ_TIMEOUT: buf_append(buf, "Timeout", 7); return;
     case OBJ_MVAR:
-      if (AS_MVAR(value)->label) buf_printf(buf, "<mvar %s>", AS_MVAR(value)->label->chars);
+      if (AS_MVAR(value)->label) buf_printf(buf, "<mvar %.*s>", AS_MVAR(value)->label->length, AS_MVAR(value)->label->chars);
       else buf_append(buf, "<mvar>", 6);
       return;
     case OBJ_TVAR:
       if (AS_TVAR(value)->label) {
-        buf_printf(buf, "<tvar %s>", AS_TVAR(value)->label->chars);
+        buf_printf(buf, "<tvar %.*s>", AS_TVAR(value)->label->length, AS_TVAR(value)->label->chars);
       } else if (AS_TVAR(value)->async_thread) {
         buf_append(buf, "<tvar async ", 12);
         thread_id(buf, AS_TVAR(value)->async_thread);
@@ -97,8 +97,8 @@ static void show_leaf(Buffer *buf, Value value, bool quote) {
     case OBJ_EXCEPTION: {
       ObjException *exc = AS_EXCEPTION(value);
       if (exc->kind == EXC_KILLED) buf_append(buf, "ThreadKilled", 12);
-      else if (exc->kind == EXC_ASSERT) buf_printf(buf, "AssertionFailed(%s)", exc->message->chars);
-      else buf_printf(buf, "ErrorCall(%s)", exc->message ? exc->message->chars : "");
+      else if (exc->kind == EXC_ASSERT) buf_printf(buf, "AssertionFailed(%.*s)", exc->message->length, exc->message->chars);
+      else buf_printf(buf, "ErrorCall(%.*s)", exc->message ? exc->message->length : 0, exc->message ? exc->message->chars : "");
       return;
     }
     default:

@@ -21,7 +21,7 @@ static void event(VM *vm, void *state, const Event *e) {
     buf_append(&line, "null", 4);
   }
   buf_append(&line, ", \"label\": ", 11);
-  if (e->thread && e->thread->label) buf_append_json(&line, e->thread->label->chars);
+  if (e->thread && e->thread->label) buf_append_json_bytes(&line, e->thread->label->chars, (size_t)e->thread->label->length);
   else buf_append(&line, "null", 4);
   buf_append(&line, ", \"event\": ", 11);
   buf_append_json(&line, event_name(e));

@@ -321,7 +321,7 @@ void thread_id(Buffer *out, const ObjThread *thread) {
 
 void thread_name(Buffer *out, const ObjThread *thread) {
   thread_id(out, thread);
-  if (thread->label) buf_printf(out, " (%s)", thread->label->chars);
+  if (thread->label) buf_printf(out, " (%.*s)", thread->label->length, thread->label->chars);
 }
 
 bool thread_frame_location(VM *vm, const CallFrame *frame, const ObjProto **proto, int *line) {

@@ -114,6 +114,8 @@ struct ObjThread {
   Pending *pending;        /* pending_one, until a second one is pending   */
 
   Timer delay_timer;       /* owned: a thread waits on one delay at a time */
+  int queue_slot;          /* its run queue entry's index in the ring, while
+                              queued: the explorer takes it out in O(1)  */
   ObjThread *live_prev;    /* the VM's list of threads not yet done   */
   ObjThread *live_next;
   int wait_count;          /* TVars in wait_set, 0 when it holds none: outside

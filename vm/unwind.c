@@ -56,7 +56,8 @@ static bool quiet_death(Value exc) {
   ObjRecord *record = AS_RECORD(exc);
   for (int i = 0; i < record->count; i++)
     if (strcmp(record->fields[i].name->chars, "kind") == 0 && IS_STRING(record->fields[i].value))
-      return strcmp(AS_CSTRING(record->fields[i].value), "AsyncCancelled") == 0;
+      return AS_STRING(record->fields[i].value)->length == 14 &&
+             memcmp(AS_CSTRING(record->fields[i].value), "AsyncCancelled", 14) == 0;
   return false;
 }
 
@@ -85,8 +86,9 @@ static __attribute__((noinline)) void thread_died(VM *vm, ObjThread *thread, Val
     ObjException *e = AS_EXCEPTION(exc);
     Buffer report;
     buf_init(&report);
-    buf_printf(&report, "%s: %s: %s\n  in thread %s at simulated time %s\n", e->where ? e->where->chars : "simvm",
-               e->kind == EXC_ASSERT ? "assertion failed" : "runtime error", e->message->chars, name, when.data);
+    buf_printf(&report, "%s: %s: %.*s\n  in thread %s at simulated time %s\n", e->where ? e->where->chars : "simvm",
+               e->kind == EXC_ASSERT ? "assertion failed" : "runtime error", e->message->length, e->message->chars,
+               name, when.data);
     if (e->trace) buf_append(&report, e->trace->chars, (size_t)e->trace->length);
     vm_write_error(vm, report.data, report.length);
     buf_free(&report);

@@ -137,6 +137,109 @@ static void test_set_field_copies(void **state) {
                           "#{a: 1}\n#{a: 2}\n");
 }
 
+/* Records made by adding fields share storage with the record they grew
+ * from; each still reads as its own value, whichever grows next. */
+static void test_set_field_shares_storage(void **state) {
+  UnitVM *u = *state;
+  assert_runs_with_output(u,
+                          "fn build(r, i, n) = if i == n then r else build(setField(r, \"f\" ++ show(i), i), i + 1, n)\n"
+                          "main = {\n"
+                          "  let r = build(#{a: 0}, 0, 20)\n"
+                          "  let x = setField(r, \"x\", 1)\n"  /* written after r's fields */
+                          "  let y = setField(r, \"y\", 2)\n"  /* r is no longer the last: a copy */
+                          "  let z = setField(x, \"f3\", 30)\n" /* an update: a copy */
+                          "  say([hasField(r, \"x\"), hasField(x, \"x\"), hasField(x, \"y\"), hasField(y, \"y\"), hasField(y, \"x\")])\n"
+                          "  say([r.f19, x.x, y.y, z.f3, x.f3])\n"
+                          "  say([setField(r, \"x\", 1) == x, x == y, z == x])\n"
+                          "  let a = setField(setField(#{a: 1}, \"b\", 2), \"c\", 3)\n"
+                          "  let b = setField(a, \"d\", 4)\n"
+                          "  let c = setField(a, \"e\", 5)\n"
+                          "  say([a, b, c])\n"
+                          "}\n",
+                          "[false, true, false, true, false]\n[19, 1, 2, 30, 3]\n[true, false, false]\n"
+                          "[#{a: 1, b: 2, c: 3}, #{a: 1, b: 2, c: 3, d: 4}, #{a: 1, b: 2, c: 3, e: 5}]\n");
+}
+
+/* The work (instructions and the work inside them) of building a record
+ * of n fields with setField. */
+static uint64_t work_of_fields(int n) {
+  UnitVM *u = unit_vm_new();
+  char program[300];
+  snprintf(program, sizeof program,
+           "fn build(r, i, n) = if i == n then r else build(setField(r, \"f\" ++ show(i), i), i + 1, n)\n"
+           "main = {\n  let r = build(#{}, 0, %d)\n  say(hasField(r, \"f7\"))\n}\n", n);
+  assert_status(unit_run(u, program), SIM_OK, u);
+  uint64_t work = vm_steps(u->vm) + u->vm->work;
+  unit_vm_free(u);
+  return work;
+}
+
+/* setField adding a field copied the whole record each time: building n
+ * fields cost n^2 / 2 (16x the fields, 436x the time). Now it is amortised
+ * linear: 4x the fields, at most 5x the work. */
+static void test_set_field_linear(void **state) {
+  (void)state;
+  uint64_t small = work_of_fields(1000), large = work_of_fields(4000);
+  if (large > 5 * small) {
+    print_error("4x the fields took %.1fx the work (%llu, %llu)\n", (double)large / (double)small,
+                (unsigned long long)small, (unsigned long long)large);
+    fail();
+  }
+}
+
+/* A string made by ++ shares its left operand's storage when that ends it
+ * (vm/object.h): the older string, whose terminator the append wrote
+ * over, still reads as itself wherever it goes: said, parsed, a label, an
+ * error's message, a field name. */
+static void test_concat_shares_storage(void **state) {
+  UnitVM *u = *state;
+  assert_runs_with_output(u,
+                          "fn boom(p) = error(p)\n"
+                          "main = {\n"
+                          "  let p = \"0000000000000000000000000000000000000000000000000000000000000000\" ++ \"12\"\n"
+                          "  let q = p ++ \"x\"\n" /* written after p */
+                          "  let r = p ++ \"y\"\n" /* p no longer ends it: a copy */
+                          "  say([p, q, r])\n"
+                          "  say(toInt(p) + 1)\n"
+                          "  m <- newMVar(1)\n"
+                          "  labelMVar(m, p)\n"
+                          "  say(show(m) == \"<mvar \" ++ p ++ \">\")\n"
+                          "  e <- try(return 1 >>= fn(x) => return boom(p))\n"
+                          "  say(show(e.exception) == \"ErrorCall(\" ++ p ++ \")\")\n"
+                          "  say(setField(#{}, p, 1) == setField(#{}, \"0000000000000000000000000000000000000000000000000000000000000000\" ++ \"12\", 1))\n"
+                          "}\n",
+                          "[\"000000000000000000000000000000000000000000000000000000000000000012\", "
+                          "\"000000000000000000000000000000000000000000000000000000000000000012x\", "
+                          "\"000000000000000000000000000000000000000000000000000000000000000012y\"]\n"
+                          "13\ntrue\ntrue\ntrue\n");
+}
+
+/* The work of building a string of n pieces with ++ in a loop. */
+static uint64_t work_of_appends(int n) {
+  UnitVM *u = unit_vm_new();
+  char program[300];
+  snprintf(program, sizeof program,
+           "fn grow(s, i, n) = if i == n then s else grow(s ++ \"piece \", i + 1, n)\n"
+           "main = {\n  let s = grow(\"\", 0, %d)\n  say(length(s))\n}\n", n);
+  assert_status(unit_run(u, program), SIM_OK, u);
+  uint64_t work = vm_steps(u->vm) + u->vm->work;
+  unit_vm_free(u);
+  return work;
+}
+
+/* s ++ t copied s every time: n appends cost n^2 / 2 bytes (201x the time
+ * for 16x the pieces). Now amortised linear: 4x the pieces, at most 5x
+ * the work. */
+static void test_concat_linear(void **state) {
+  (void)state;
+  uint64_t small = work_of_appends(1000), large = work_of_appends(4000);
+  if (large > 5 * small) {
+    print_error("4x the appends took %.1fx the work (%llu, %llu)\n", (double)large / (double)small,
+                (unsigned long long)small, (unsigned long long)large);
+    fail();
+  }
+}
+
 static void test_to_int(void **state) {
   (void)state;
   assert_says("toInt(3)", "3");
@@ -318,6 +421,10 @@ int main(void) {
       cmocka_unit_test(test_options),
       cmocka_unit_test(test_fields),
       cmocka_unit_test_setup_teardown(test_set_field_copies, unit_setup_vm, unit_teardown_vm),
+      cmocka_unit_test_setup_teardown(test_set_field_shares_storage, unit_setup_vm, unit_teardown_vm),
+      cmocka_unit_test(test_set_field_linear),
+      cmocka_unit_test_setup_teardown(test_concat_shares_storage, unit_setup_vm, unit_teardown_vm),
+      cmocka_unit_test(test_concat_linear),
       cmocka_unit_test(test_to_int),
       cmocka_unit_test(test_to_float),
       cmocka_unit_test(test_nanoseconds_abs),

@@ -17,7 +17,8 @@ static ObjString *make_key_hashed(const char *text, uint32_t hash) {
   ObjString *s = calloc(1, sizeof(ObjString) + length + 1);
   if (!s) abort();
   s->obj.type = OBJ_STRING;
-  s->length = (int)length;
+  s->length = s->capacity = s->used = (int)length;
+  s->chars = (char *)(s + 1); /* its own storage, after the header */
   memcpy(s->chars, text, length + 1);
   s->hash = hash ? hash : hash_bytes(text, (int)length);
   return s;
