@@ -255,6 +255,20 @@ if [ -x "$peakrss" ]; then
   echo "  peak RSS $mb MB, $per bytes per thread: $met"
 fi
 
+# lua_twin DIR PROG RUNS: the CPU µs per run of PROG's Lua 5.4 twin
+# (bench/DIR/PROG.lua, through bench/compute/twin.lua), its answer checked
+# against the program's expected output; fails when they differ
+lua_twin() {
+  local expected got
+  expected=$(sed -n 's/.*-- expect: //p' "$root/bench/$1/$2.sim")
+  got=$(cd "$root/bench/compute" && lua5.4 twin.lua "../$1/$2.lua" "$3" 2>"$tmp/lua")
+  if [ "$got" != "$expected" ]; then
+    echo "FAILED: the Lua twin of $1/$2 printed $got, not $expected" >&2
+    return 1
+  fi
+  cat "$tmp/lua"
+}
+
 echo "compute programs against their Lua 5.4 twins:"
 crow=()
 for prog in fib loop closures lists; do
@@ -266,14 +280,7 @@ for prog in fib loop closures lists; do
   limit=1.0
   [ "$prog" = lists ] && limit=0.7
   if command -v lua5.4 >/dev/null 2>&1; then
-    expected=$(sed -n 's/.*-- expect: //p' "$root/bench/compute/$prog.sim")
-    got=$(cd "$root/bench/compute" && lua5.4 twin.lua "$prog.lua" 10 2>"$tmp/lua")
-    if [ "$got" != "$expected" ]; then
-      echo "FAILED: the Lua twin of $prog printed $got, not $expected" >&2
-      failed=1
-      continue
-    fi
-    lua=$(cat "$tmp/lua")
+    lua=$(lua_twin compute "$prog" 10) || { failed=1; continue; }
     lratio=$(awk -v a="$fcpu" -v b="$lua" 'BEGIN { printf "%.2f", a / b }')
     met=$(awk -v r="$lratio" -v l="$limit" 'BEGIN { print (r + 0 <= l + 0) ? "yes" : "**no**" }')
     lua=$(fmt "$lua")
@@ -290,14 +297,7 @@ for prog in map sort; do
   figure["library $prog"]=$lcpu
   lua="-" lratio="-" met="-"
   if command -v lua5.4 >/dev/null 2>&1; then
-    expected=$(sed -n 's/^-- expect: //p' "$root/bench/library/$prog.sim")
-    got=$(cd "$root/bench/compute" && lua5.4 twin.lua "../library/$prog.lua" 5 2>"$tmp/lua")
-    if [ "$got" != "$expected" ]; then
-      echo "FAILED: the Lua twin of library/$prog printed $got, not $expected" >&2
-      failed=1
-      continue
-    fi
-    lua=$(cat "$tmp/lua")
+    lua=$(lua_twin library "$prog" 5) || { failed=1; continue; }
     lratio=$(awk -v a="$lcpu" -v b="$lua" 'BEGIN { printf "%.1f", a / b }')
     met=$(awk -v r="$lratio" 'BEGIN { print (r + 0 <= 1.5) ? "yes" : "**no**" }')
     lua=$(fmt "$lua")
