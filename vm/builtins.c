@@ -335,6 +335,41 @@ static bool nat_join(VM *vm, Value *args, Value *result) {
   return string_result(vm, &out, "join", result);
 }
 
+/* split(s, sep): the pieces of s between the separators, found left to
+ * right (join's inverse: join(sep, split(s, sep)) is s). The separators'
+ * places first, then the list built back to front, the list made so far
+ * rooted while each piece is made. */
+static bool nat_split(VM *vm, Value *args, Value *result) {
+  ObjString *s = AS_STRING(args[0]), *sep = AS_STRING(args[1]);
+  EXPECT(sep->length > 0, "split needs a separator of at least one character, not \"\"");
+  vm_work(vm, (uint64_t)s->length);
+  int *at = NULL, count = 0, capacity = 0;
+  for (int i = 0; i + sep->length <= s->length;) {
+    if (memcmp(s->chars + i, sep->chars, (size_t)sep->length) != 0) {
+      i++;
+      continue;
+    }
+    GROW(at, count, capacity);
+    at[count++] = i;
+    i += sep->length;
+  }
+  gc_push_root(vm, NIL_VAL);
+  int end = s->length;
+  for (int k = count; k >= 0; k--) {
+    int start = k == 0 ? 0 : at[k - 1] + sep->length;
+    ObjString *piece = obj_string(vm, s->chars + start, end - start);
+    gc_push_root(vm, OBJ_VAL(piece));
+    Value list = OBJ_VAL(obj_cons(vm, OBJ_VAL(piece), vm->temp_roots[vm->temp_root_count - 2]));
+    gc_pop_root(vm);
+    vm->temp_roots[vm->temp_root_count - 1] = list;
+    if (k > 0) end = at[k - 1];
+  }
+  free(at);
+  *result = vm->temp_roots[vm->temp_root_count - 1];
+  gc_pop_root(vm);
+  return true;
+}
+
 static bool nat_type_of(VM *vm, Value *args, Value *result) {
   *result = OBJ_VAL(obj_cstring(vm, value_type_name(args[0])));
   return true;

@@ -62,7 +62,8 @@ typedef PrimResult (*VmOpFn)(VM *vm, ObjThread *thread, CallFrame *frame);
   X(RECORD, IS_RECORD(v), "a record")                                             \
   X(FIELD_NAME, IS_STRING(v), "a field name string")                              \
   X(SEPARATOR, IS_STRING(v), "a separator string")                                \
-  X(STRINGS, IS_LIST(v), "a list of strings")
+  X(STRINGS, IS_LIST(v), "a list of strings")                                     \
+  X(STRING, IS_STRING(v), "a string")
 
 typedef enum {
 #define ARG_ENUM(name, check, phrase) ARG_##name,
