@@ -198,6 +198,8 @@ expect "SIGTERM: == of shared" 0 "143 simvm: terminated" \
   sh -c "timeout --preserve-status -s TERM 1 '$simvm' -q shared-eq.sim 2>t.err; echo \$? \$(head -n 1 t.err | cut -c1-17)"
 expect "SIGTERM: show of shared" 0 "143 simvm: terminated" \
   sh -c "timeout --preserve-status -s TERM 1 '$simvm' -q shared-show.sim 2>t.err; echo \$? \$(head -n 1 t.err | cut -c1-17)"
+# with no limits given, the heap and the threads still have defaults
+expect "default limits in --help" 0 "2" sh -c "'$simvm' --help | grep -c -e 'default 8GB' -e 'default 4000000'"
 printf 'SIMVMBC' >"$tmp/short.simc"
 expect "short bytecode"      3 "short.simc: bad bytecode: the file is truncated" "$simvm" short.simc
 printf 'SIM' >"$tmp/shorter.simc"

@@ -145,7 +145,7 @@ bool value_show_bounded(Buffer *buf, Value value, bool quote, size_t limit) {
  * --max-heap (the text lives outside the heap, but a value sharing its parts
  * can take far more memory shown than in memory, 2^30 times). */
 static bool show_halts(VM *vm, const Buffer *buf, size_t shown) {
-  if (vm->config.max_heap && !vm->heap_exceeded && vm->bytes_allocated + buf->capacity > vm->config.max_heap) {
+  if (!vm->heap_exceeded && vm->bytes_allocated + buf->capacity > vm_max_heap(vm)) {
     vm->heap_exceeded = true;
     vm->halted_bytes = buf->capacity;
     vm_update_stop(vm);

@@ -261,6 +261,18 @@ void vm_discard_run(VM *vm);
  * code must not be allocated among its objects) and the boot action (the
  * new code may define main). */
 void vm_begin_load(VM *vm);
+/* The limits a run has when none is given (0 in its config), so that a fork
+ * bomb or a runaway heap stops with a report before the machine swaps:
+ * 8 GiB of live heap, 4,000,000 threads alive (docs/CLI.md). */
+#define VM_DEFAULT_MAX_HEAP ((size_t)8 << 30)
+#define VM_DEFAULT_MAX_THREADS 4000000
+static inline size_t vm_max_heap(const VM *vm) {
+  return vm->config.max_heap ? vm->config.max_heap : VM_DEFAULT_MAX_HEAP;
+}
+static inline int vm_max_threads(const VM *vm) {
+  return vm->config.max_threads ? vm->config.max_threads : VM_DEFAULT_MAX_THREADS;
+}
+
 /* An internal reason to stop, beside the SimStop values. */
 #define STOP_TRACE_SIZE 16
 
