@@ -14,7 +14,7 @@ failed=0
 expect() {
   local name=$1 status=$2 first=$3
   shift 3
-  (cd "$tmp" && timeout 10 "$@") >"$tmp/out" 2>&1
+  (cd "$tmp" && timeout -k 5 10 "$@") >"$tmp/out" 2>&1
   local got=$?
   local line
   line=$(head -n 1 "$tmp/out")
@@ -183,6 +183,23 @@ expect "SIGINT"              0 "130 simvm: interrupted at T after N instructions
   sh -c "timeout --preserve-status -s INT 1 '$simvm' -q --trace-json i.jsonl --timeline i.tl --profile-json i.json tick.sim 2>i.err; echo \$? \"\$(sed -e 's/at [0-9]*[mun]*s after [0-9]* /at T after N /' -e 's/ is .* at tick.sim:[0-9]*\$/ is X/' i.err | tr '\\n' '|')\" \$(tail -n 1 i.tl | grep -q '^]}\$' && tail -n 1 i.json | grep -q '^}\$' && tail -n 1 i.jsonl | grep -q '}\$' && echo ok)"
 expect "SIGTERM"             0 "143 simvm: terminated" \
   sh -c "timeout --preserve-status -s TERM 1 '$simvm' -q tick.sim 2>t.err; echo \$? \$(head -n 1 t.err | cut -c1-17)"
+# == and show of a value sharing its parts (a tree of 2^40 leaves in 40
+# cells) stop inside the one instruction: at --max-work, --max-heap for
+# show's text, or a signal (issue 25, item 4)
+printf 'fn build(n, x) = if n == 0 then x else build(n - 1, [x, x])\nmain = {\n  let a = build(40, 1)\n  let b = build(40, 1)\n  say(show(a == b))\n}\n' >"$tmp/shared-eq.sim"
+printf 'fn build(n, x) = if n == 0 then x else build(n - 1, [x, x])\nmain = {\n  let a = build(40, 1)\n  say(length(show(a)))\n}\n' >"$tmp/shared-show.sim"
+printf 'fn build(n, x) = if n == 0 then x else build(n - 1, [x, x])\nmain = error(build(40, 1))\n' >"$tmp/shared-error.sim"
+expect "max-work: == of shared" 5 "simvm: work limit reached: at least 1000000 units of work done (--max-work)" "$simvm" --max-work 1000000 shared-eq.sim
+expect "max-work: show of shared" 5 "simvm: work limit reached: at least 1000000 units of work done (--max-work)" "$simvm" --max-work 1000000 shared-show.sim
+expect "max-work: error of shared" 5 "simvm: work limit reached: at least 1000000 units of work done (--max-work)" "$simvm" --max-work 1000000 shared-error.sim
+expect "max-heap: show of shared" 0 "5 simvm: heap limit reached: N bytes in use (--max-heap)" \
+  sh -c "'$simvm' --max-heap 20MB shared-show.sim 2>h.err; echo \$? \$(sed 's/: [0-9]* bytes/: N bytes/' h.err)"
+expect "SIGTERM: == of shared" 0 "143 simvm: terminated" \
+  sh -c "timeout --preserve-status -s TERM 1 '$simvm' -q shared-eq.sim 2>t.err; echo \$? \$(head -n 1 t.err | cut -c1-17)"
+expect "SIGTERM: show of shared" 0 "143 simvm: terminated" \
+  sh -c "timeout --preserve-status -s TERM 1 '$simvm' -q shared-show.sim 2>t.err; echo \$? \$(head -n 1 t.err | cut -c1-17)"
+# with no limits given, the heap and the threads still have defaults
+expect "default limits in --help" 0 "2" sh -c "'$simvm' --help | grep -c -e 'default 8GB' -e 'default 4000000'"
 printf 'SIMVMBC' >"$tmp/short.simc"
 expect "short bytecode"      3 "short.simc: bad bytecode: the file is truncated" "$simvm" short.simc
 printf 'SIM' >"$tmp/shorter.simc"

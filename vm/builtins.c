@@ -43,7 +43,10 @@ static bool nat_show(VM *vm, Value *args, Value *result) {
   char small[64]; /* most shown values: an int, a thread id, a short string */
   Buffer buf;
   buf_init_local(&buf, small, sizeof small);
-  value_show(&buf, args[0], false);
+  if (!value_show_vm(vm, &buf, args[0], false)) { /* the run stops (vm->halted) */
+    buf_free(&buf);
+    return false;
+  }
   return string_result(vm, &buf, "show", result);
 }
 
@@ -311,7 +314,10 @@ static bool nat_error(VM *vm, Value *args, Value *result) {
   (void)result;
   Buffer buf;
   buf_init(&buf);
-  value_show(&buf, args[0], false);
+  if (!value_show_vm(vm, &buf, args[0], false)) { /* the run stops (vm->halted) */
+    buf_free(&buf);
+    return false;
+  }
   vm_work(vm, buf.length);
   rt_error(vm, "%s", buf.data ? buf.data : "");
   buf_free(&buf);

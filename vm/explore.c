@@ -1395,8 +1395,8 @@ static bool describe(VM *vm, SimStatus status, bool fail_on_limit, const char **
       if (vm->heap_exceeded) buf_printf(out, "heap limit reached (--max-heap)");
       else if (vm->config.max_steps && vm->steps >= vm->config.max_steps)
         buf_printf(out, "step limit reached (--max-steps %" PRIu64 ")", vm->config.max_steps);
-      else if (vm->config.max_threads && vm->live_threads >= vm->config.max_threads)
-        buf_printf(out, "thread limit reached (--max-threads %d)", vm->config.max_threads);
+      else if (vm->live_threads >= vm_max_threads(vm))
+        buf_printf(out, "thread limit reached (--max-threads %d)", vm_max_threads(vm));
       else {
         buf_printf(out, "time limit reached (--max-time ");
         duration_show(out, vm->config.max_time);

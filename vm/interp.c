@@ -547,8 +547,8 @@ next_thread:
       equal = AS_INT(a) == AS_INT(b);
     } else {
       uint64_t visited = 0;
-      equal = value_equal_counted(a, b, &visited);
-      if (visited > 1) vm_work(vm, visited);
+      equal = value_equal_counted(vm, a, b, &visited);
+      if (__builtin_expect(vm->halted, 0)) goto halted;
     }
     CONDITION(op == OP_EQ ? equal : !equal, 2);
   }
@@ -1189,6 +1189,7 @@ next_thread:
 
 runtime_error:
   STORE_FRAME();
+  if (__builtin_expect(vm->halted, 0)) goto halted_stored;
 prim_error:
   exc = unwind_error_exception(vm, thread);
   thread_note_raise(vm, thread, exc, NULL);
@@ -1209,6 +1210,13 @@ throw_exception:
 switch_thread: /* EXPLORE_POINT: another thread runs now */
   STORE_FRAME();
   goto next_thread;
+
+halted: /* a loop in C inside this instruction gave up: the run stops (vm_work_halts) */
+  STORE_FRAME();
+halted_stored:
+  vm->halted = false;
+  vm->steps = steps;
+  return sched_stopped(vm);
 
 limit_reached:
   /* at a call or bind, before it runs: the frame shows where the thread is */

@@ -15,16 +15,16 @@
 
 void gc_update_limit(VM *vm) {
   size_t limit = vm->gc_stress ? 0 : vm->next_gc;
-  if (vm->config.max_heap && !vm->heap_exceeded && vm->config.max_heap < limit) limit = vm->config.max_heap;
+  if (!vm->heap_exceeded && vm_max_heap(vm) < limit) limit = vm_max_heap(vm);
   vm->alloc_limit = limit;
 }
 
 void gc_make_room(VM *vm, size_t size) {
   if (vm->gc_paused) return; /* the compiler's objects are not rooted yet */
   if (vm->gc_stress || vm->bytes_allocated + size > vm->next_gc) gc_collect(vm);
-  if (vm->config.max_heap && !vm->heap_exceeded && vm->bytes_allocated + size > vm->config.max_heap) {
+  if (!vm->heap_exceeded && vm->bytes_allocated + size > vm_max_heap(vm)) {
     gc_collect(vm); /* count only what is live */
-    if (vm->bytes_allocated + size > vm->config.max_heap) {
+    if (vm->bytes_allocated + size > vm_max_heap(vm)) {
       vm->heap_exceeded = true;
       vm_update_stop(vm); /* the loop stops at its next call or bind */
     }

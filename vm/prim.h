@@ -150,7 +150,7 @@ void prim_thread_limit(VM *vm);
  * run (reported, halt_status set: PRIM_STOP). For prim_fork, forkAsync and
  * the loop's inline fork: inline, so that a fork is one call, thread_new. */
 static inline ObjThread *prim_fork_child(VM *vm, ObjThread *thread, Value action, bool quiet) {
-  if (vm->config.max_threads && vm->live_threads >= vm->config.max_threads) {
+  if (vm->live_threads >= vm_max_threads(vm)) {
     prim_thread_limit(vm);
     return NULL;
   }

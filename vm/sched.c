@@ -636,7 +636,7 @@ SimStatus sched_stopped(VM *vm) {
   }
   if (stop == SIM_STOP_OUTPUT) return SIM_USAGE;
   if (vm->heap_exceeded) {
-    vm_report(vm, "simvm: heap limit reached: %zu bytes in use (--max-heap)\n", vm->bytes_allocated);
+    vm_report(vm, "simvm: heap limit reached: %zu bytes in use (--max-heap)\n", vm->bytes_allocated + vm->halted_bytes);
     return SIM_LIMIT;
   }
   if (stop == STOP_TRACE_SIZE) {

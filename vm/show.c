@@ -133,8 +133,32 @@ void value_show_line(Buffer *out, Value value, bool quote, size_t limit) {
 
 /* Iterative, with an explicit stack, so deeply nested values cannot
  * overflow the C stack; it stops once the text passes `limit` bytes. */
+static bool show_bounded(VM *vm, Buffer *buf, Value value, bool quote, size_t limit);
+
 bool value_show_bounded(Buffer *buf, Value value, bool quote, size_t limit) {
-  size_t start = buf->length;
+  return show_bounded(NULL, buf, value, quote, limit);
+}
+
+/* Every VM_WORK_CHUNK bytes of text: the run must stop now (a signal,
+ * --max-work passed counting the bytes shown so far, which the caller
+ * charges once done), or the text's buffer and the heap together pass
+ * --max-heap (the text lives outside the heap, but a value sharing its parts
+ * can take far more memory shown than in memory, 2^30 times). */
+static bool show_halts(VM *vm, const Buffer *buf, size_t shown) {
+  if (!vm->heap_exceeded && vm->bytes_allocated + buf->capacity > vm_max_heap(vm)) {
+    vm->heap_exceeded = true;
+    vm->halted_bytes = buf->capacity;
+    vm_update_stop(vm);
+  }
+  return vm_must_halt(vm, shown);
+}
+
+bool value_show_vm(VM *vm, Buffer *buf, Value value, bool quote) {
+  return show_bounded(vm, buf, value, quote, SIZE_MAX);
+}
+
+static bool show_bounded(VM *vm, Buffer *buf, Value value, bool quote, size_t limit) {
+  size_t start = buf->length, checked = start;
   if (!IS_CONS(value) && !IS_RECORD(value) && !IS_SOME(value)) {
     show_leaf(buf, value, quote);
     return buf->length - start <= limit;
@@ -148,6 +172,13 @@ bool value_show_bounded(Buffer *buf, Value value, bool quote, size_t limit) {
     if (buf->length - start > limit) {
       complete = false;
       break;
+    }
+    if (vm && buf->length - checked >= VM_WORK_CHUNK) {
+      checked = buf->length;
+      if (show_halts(vm, buf, buf->length - start)) {
+        complete = false;
+        break;
+      }
     }
     if (has_pending) {
       has_pending = false;

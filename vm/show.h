@@ -20,6 +20,11 @@ void value_show(Buffer *buf, Value value, bool quote);
 /* The same, stopping soon after the text passes `limit` bytes (a value that
  * shares its parts can be far larger shown than in memory); false if cut. */
 bool value_show_bounded(Buffer *buf, Value value, bool quote, size_t limit);
+/* value_show for a run's own show (show, error ...): false, `buf` holding
+ * part, once the run must stop (vm->halted set: a signal, --max-work passed
+ * counting the bytes shown, --max-heap passed counting the text's buffer).
+ * The caller charges the bytes shown (vm_work). */
+bool value_show_vm(VM *vm, Buffer *buf, Value value, bool quote);
 /* `value` as show renders it, on one line (line breaks and other control
  * bytes escaped) and at most `limit` bytes of it, then "...": a report stays
  * one line whatever the value, even one whose rendering, sharing its parts,

@@ -37,6 +37,9 @@
  *                                  thread the run queue takes in, vm.c's
  *                                  first one too, is told to it
  *                                  (explore_queued, for pct's heap)
+ *   state.c <-> value.c            == charges its work as it goes and stops
+ *                                  with the run (vm_work_halts: a value
+ *                                  sharing its parts can be 2^30 pairs)
  * tools/layers.sh --cycles lists them from the objects' symbols. */
 #ifndef SIMVM_STATE_H
 #define SIMVM_STATE_H
@@ -211,6 +214,8 @@ struct VM {
   char error[512];         /* message of the runtime error being raised */
   bool has_error;
   bool heap_exceeded;      /* set by the allocator past max_heap; the loop stops */
+  bool halted;             /* a loop in C gave up as the run must stop (vm_work_halts) */
+  size_t halted_bytes;     /* what that loop held outside the heap, for the report */
   int live_threads;        /* threads not yet done                      */
 };
 
@@ -256,6 +261,18 @@ void vm_discard_run(VM *vm);
  * code must not be allocated among its objects) and the boot action (the
  * new code may define main). */
 void vm_begin_load(VM *vm);
+/* The limits a run has when none is given (0 in its config), so that a fork
+ * bomb or a runaway heap stops with a report before the machine swaps:
+ * 8 GiB of live heap, 4,000,000 threads alive (docs/CLI.md). */
+#define VM_DEFAULT_MAX_HEAP ((size_t)8 << 30)
+#define VM_DEFAULT_MAX_THREADS 4000000
+static inline size_t vm_max_heap(const VM *vm) {
+  return vm->config.max_heap ? vm->config.max_heap : VM_DEFAULT_MAX_HEAP;
+}
+static inline int vm_max_threads(const VM *vm) {
+  return vm->config.max_threads ? vm->config.max_threads : VM_DEFAULT_MAX_THREADS;
+}
+
 /* An internal reason to stop, beside the SimStop values. */
 #define STOP_TRACE_SIZE 16
 
@@ -270,6 +287,31 @@ static inline void vm_work(VM *vm, uint64_t units) {
   vm->work += units;
   if (vm->config.max_work) vm_update_stop(vm);
 }
+
+/* For a loop in C that may run long inside one instruction (== or show of
+ * a value sharing its parts, whose tree can be 2^30 nodes): charge `units`
+ * more of its work, every few thousand, and ask whether the run must stop
+ * now: a signal or another vm_stop, the heap limit passed, or --max-work
+ * (instructions plus work) passed. True sets vm->halted: the loop gives up,
+ * and its native returns failure (or its instruction checks halted), and
+ * the interpreter then stops the run with the limit's report instead of
+ * raising an error. */
+static inline bool vm_must_halt(VM *vm, uint64_t pending) {
+  if (vm->stop || vm->heap_exceeded ||
+      (vm->config.max_work && vm->work + vm->steps + pending > vm->config.max_work)) {
+    vm->halted = true;
+    return true;
+  }
+  return false;
+}
+static inline bool vm_work_halts(VM *vm, uint64_t units) {
+  vm_work(vm, units);
+  return vm_must_halt(vm, 0);
+}
+/* vm_must_halt(vm, pending): the same question for a loop that charges its
+ * work when it ends, with `pending` units done and not charged yet. */
+/* How much work a loop does between vm_work_halts. */
+#define VM_WORK_CHUNK 4096
 
 
 /* Count `bytes` about to be written to trace output `which` (0 text, 1 JSON

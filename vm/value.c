@@ -7,6 +7,7 @@
 
 #include "../base/alloc.h"
 #include "object.h"
+#include "state.h"
 
 void value_array_init(ValueArray *array) {
   array->count = 0;
@@ -102,18 +103,19 @@ static bool equal_shallow(Value a, Value b, bool *deeper) {
 
 bool value_equal(Value a, Value b) {
   uint64_t visited;
-  return value_equal_counted(a, b, &visited);
+  return value_equal_counted(NULL, a, b, &visited);
 }
 
 /* Iterative, with an explicit stack of pairs, so deeply nested values
  * cannot overflow the C stack. */
-bool value_equal_counted(Value a, Value b, uint64_t *visited) {
+bool value_equal_counted(VM *vm, Value a, Value b, uint64_t *visited) {
   if (IS_STRING(a) && IS_STRING(b)) { /* the commonest (mask's state names): no stack of pairs */
     bool deeper;
     *visited = 1 + (uint64_t)AS_STRING(a)->length;
+    if (vm && *visited > 1) vm_work(vm, *visited);
     return equal_shallow(a, b, &deeper);
   }
-  uint64_t work = 0;
+  uint64_t work = 0, charged = 0;
   Value small[64];
   Value *stack = small;
   int count = 0, capacity = 64;
@@ -124,6 +126,14 @@ bool value_equal_counted(Value a, Value b, uint64_t *visited) {
     Value y = stack[--count], x = stack[--count];
     bool deeper;
     work += IS_STRING(x) && IS_STRING(y) ? 1 + (uint64_t)AS_STRING(x)->length : 1;
+    if (vm && work - charged >= VM_WORK_CHUNK) {
+      uint64_t units = work - charged;
+      charged = work;
+      if (vm_work_halts(vm, units)) {
+        equal = false;
+        break;
+      }
+    }
     if (!equal_shallow(x, y, &deeper)) equal = false;
     if (!equal || !deeper) continue;
     int needed = IS_RECORD(x) ? 2 * AS_RECORD(x)->count : 4;
@@ -158,6 +168,7 @@ bool value_equal_counted(Value a, Value b, uint64_t *visited) {
     }
   }
   if (stack != small) free(stack);
+  if (vm && !vm->halted && work - charged > 1) vm_work(vm, work - charged);
   *visited = work;
   return equal;
 }

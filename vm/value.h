@@ -79,8 +79,11 @@ void value_array_free(ValueArray *array);
  * by identity. */
 bool value_equal(Value a, Value b);
 /* The same, counting the work done in *visited: the pairs of values
- * compared, plus the bytes of the strings among them. */
-bool value_equal_counted(Value a, Value b, uint64_t *visited);
+ * compared, plus the bytes of the strings among them. With a VM (not NULL)
+ * it charges that work to it as it goes (vm_work_halts), and gives up when
+ * the run must stop (a signal, --max-work passed: a value sharing its parts
+ * can be 2^30 pairs): false then, with vm->halted set. */
+bool value_equal_counted(VM *vm, Value a, Value b, uint64_t *visited);
 
 /* Order two values: ints, floats (mixed with ints, compared exactly),
  * durations, strings (bytewise). *order is -1, 0 or 1, or 2 when a NaN makes

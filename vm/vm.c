@@ -451,7 +451,8 @@ static SimStatus simulate(VM *vm, Value action) {
   memset(vm->trace_bytes, 0, sizeof vm->trace_bytes);
   vm->trace_capped = 0;
   if (vm->stop == STOP_TRACE_SIZE) vm->stop = 0; /* a trace cap ends one run; vm_stop all */
-  vm->heap_exceeded = false;
+  vm->heap_exceeded = vm->halted = false;
+  vm->halted_bytes = 0;
   gc_update_limit(vm); /* --max-heap may have changed since the last run */
   vm_update_stop(vm);
   vm->timer_seq = vm->transaction_counter = vm->block_counter = 0;

@@ -131,11 +131,11 @@ static void test_equal_strings(void **state) {
   /* the work counted: the pair and the bytes of the first, equal or not,
    * alone (value_equal_counted's shortcut) as inside a list */
   uint64_t visited = 0;
-  assert_false(value_equal_counted(str(vm, "abcd"), str(vm, "ab"), &visited));
+  assert_false(value_equal_counted(NULL, str(vm, "abcd"), str(vm, "ab"), &visited));
   assert_int_equal(visited, 5);
-  assert_true(value_equal_counted(str(vm, "abc"), str(vm, "abc"), &visited));
+  assert_true(value_equal_counted(NULL, str(vm, "abc"), str(vm, "abc"), &visited));
   assert_int_equal(visited, 4);
-  assert_true(value_equal_counted(LIST(vm, str(vm, "abc")), LIST(vm, str(vm, "abc")), &visited));
+  assert_true(value_equal_counted(NULL, LIST(vm, str(vm, "abc")), LIST(vm, str(vm, "abc")), &visited));
   assert_int_equal(visited, 6); /* the cells, the strings (1 + 3), the ends */
 }
 
