@@ -160,31 +160,34 @@ static void test_set_field_shares_storage(void **state) {
                           "[#{a: 1, b: 2, c: 3}, #{a: 1, b: 2, c: 3, d: 4}, #{a: 1, b: 2, c: 3, e: 5}]\n");
 }
 
-/* The work (instructions and the work inside them) of building a record
- * of n fields with setField. */
-static uint64_t work_of_fields(int n) {
+/* The work (instructions, and the work inside them) of the program
+ * `format` gives with n put in. */
+static uint64_t work_of(const char *format, int n) {
   UnitVM *u = unit_vm_new();
   char program[300];
-  snprintf(program, sizeof program,
-           "fn build(r, i, n) = if i == n then r else build(setField(r, \"f\" ++ show(i), i), i + 1, n)\n"
-           "main = {\n  let r = build(#{}, 0, %d)\n  say(hasField(r, \"f7\"))\n}\n", n);
+  snprintf(program, sizeof program, format, n);
   assert_status(unit_run(u, program), SIM_OK, u);
   uint64_t work = vm_steps(u->vm) + u->vm->work;
   unit_vm_free(u);
   return work;
 }
 
-/* setField adding a field copied the whole record each time: building n
- * fields cost n^2 / 2 (16x the fields, 436x the time). Now it is amortised
- * linear: 4x the fields, at most 5x the work. */
-static void test_set_field_linear(void **state) {
-  (void)state;
-  uint64_t small = work_of_fields(1000), large = work_of_fields(4000);
+/* Amortised linear: 4x the input (`what`) costs at most 5x the work. */
+static void assert_linear(const char *what, const char *format) {
+  uint64_t small = work_of(format, 1000), large = work_of(format, 4000);
   if (large > 5 * small) {
-    print_error("4x the fields took %.1fx the work (%llu, %llu)\n", (double)large / (double)small,
+    print_error("4x the %s took %.1fx the work (%llu, %llu)\n", what, (double)large / (double)small,
                 (unsigned long long)small, (unsigned long long)large);
     fail();
   }
+}
+
+/* setField adding a field copied the whole record each time: building n
+ * fields cost n^2 / 2 (16x the fields, 436x the time). */
+static void test_set_field_linear(void **state) {
+  (void)state;
+  assert_linear("fields", "fn build(r, i, n) = if i == n then r else build(setField(r, \"f\" ++ show(i), i), i + 1, n)\n"
+                          "main = {\n  let r = build(#{}, 0, %d)\n  say(hasField(r, \"f7\"))\n}\n");
 }
 
 /* A string made by ++ shares its left operand's storage when that ends it
@@ -214,30 +217,12 @@ static void test_concat_shares_storage(void **state) {
                           "13\ntrue\ntrue\ntrue\n");
 }
 
-/* The work of building a string of n pieces with ++ in a loop. */
-static uint64_t work_of_appends(int n) {
-  UnitVM *u = unit_vm_new();
-  char program[300];
-  snprintf(program, sizeof program,
-           "fn grow(s, i, n) = if i == n then s else grow(s ++ \"piece \", i + 1, n)\n"
-           "main = {\n  let s = grow(\"\", 0, %d)\n  say(length(s))\n}\n", n);
-  assert_status(unit_run(u, program), SIM_OK, u);
-  uint64_t work = vm_steps(u->vm) + u->vm->work;
-  unit_vm_free(u);
-  return work;
-}
-
 /* s ++ t copied s every time: n appends cost n^2 / 2 bytes (201x the time
- * for 16x the pieces). Now amortised linear: 4x the pieces, at most 5x
- * the work. */
+ * for 16x the pieces). */
 static void test_concat_linear(void **state) {
   (void)state;
-  uint64_t small = work_of_appends(1000), large = work_of_appends(4000);
-  if (large > 5 * small) {
-    print_error("4x the appends took %.1fx the work (%llu, %llu)\n", (double)large / (double)small,
-                (unsigned long long)small, (unsigned long long)large);
-    fail();
-  }
+  assert_linear("appends", "fn grow(s, i, n) = if i == n then s else grow(s ++ \"piece \", i + 1, n)\n"
+                           "main = {\n  let s = grow(\"\", 0, %d)\n  say(length(s))\n}\n");
 }
 
 static void test_to_int(void **state) {
