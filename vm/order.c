@@ -31,15 +31,20 @@ static int kind_rank(Value v) {
   }
 }
 
+/* Two strings bytewise, as value_compare orders them: -1, 0 or 1. */
+static int compare_strings(const ObjString *a, const ObjString *b) {
+  int order = 0;
+  value_compare(OBJ_VAL(a), OBJ_VAL(b), &order); /* two strings: always ordered */
+  return order;
+}
+
 /* A record's field indices in the order of their names (insertion sort:
- * records have few fields; names are compared bytewise). */
+ * records have few fields). */
 static void sorted_fields(const ObjRecord *r, int *index) {
   for (int i = 0; i < r->count; i++) {
     int j = i;
     while (j > 0) {
-      const ObjString *a = r->fields[index[j - 1]].name, *b = r->fields[i].name;
-      int n = a->length < b->length ? a->length : b->length, c = memcmp(a->chars, b->chars, (size_t)n);
-      if (c < 0 || (c == 0 && a->length <= b->length)) break;
+      if (compare_strings(r->fields[index[j - 1]].name, r->fields[i].name) <= 0) break;
       index[j] = index[j - 1];
       j--;
     }
@@ -77,9 +82,7 @@ static int order_records(PairStack *s, const ObjRecord *x, const ObjRecord *y, u
   int order = 0, n = x->count < y->count ? x->count : y->count;
   for (int i = 0; i < n && !order; i++) {
     const ObjString *a = x->fields[ix[i]].name, *b = y->fields[iy[i]].name;
-    if (a == b) continue; /* names are interned */
-    int m = a->length < b->length ? a->length : b->length, c = memcmp(a->chars, b->chars, (size_t)m);
-    order = c ? (c > 0) - (c < 0) : (a->length > b->length) - (a->length < b->length);
+    if (a != b) order = compare_strings(a, b); /* names are interned: one object is one name */
   }
   if (!order) order = (x->count > y->count) - (x->count < y->count);
   if (!order)
