@@ -44,7 +44,7 @@ SWITCH_OBJ   := $(patsubst %.o,%.switch.o,$(CORE_OBJ))
 UNIT_TESTS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 DEPS_OK      := $(BUILD)/.deps-ok
 
-.PHONY: FORCE all release release-test test layers symbols unit-test script-test gc-stress-test demo asan test-asan faultinject fuzz fuzz-smoke fuzz-replay libfuzzer-targets install clean deps bench bench-accept
+.PHONY: FORCE all release release-test test layers symbols unit-test script-test complexity-test gc-stress-test demo asan test-asan faultinject fuzz fuzz-smoke fuzz-replay libfuzzer-targets install clean deps bench bench-accept
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/simvm $(BUILD)/simc $(BUILD)/simvm-switch
@@ -215,12 +215,18 @@ FUZZ_SECONDS ?= 60
 fuzz-smoke: fuzz
 	@bash tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) fuzz_source fuzz_bytecode
 
-test: all layers symbols unit-test script-test fuzz-replay
+# The complexity scan counts machine instructions with valgrind, which
+# cannot run a sanitized build: make asan leaves it out (COMPLEXITY=).
+COMPLEXITY ?= complexity-test
+complexity-test: all
+	@bash tests/run_complexity.sh $(BUILD)
+
+test: all layers symbols unit-test script-test fuzz-replay $(COMPLEXITY)
 
 # The same tests under AddressSanitizer and UndefinedBehaviorSanitizer, in
 # their own build tree, then the GC-stress pass of the script suite.
 asan test-asan:
-	$(MAKE) --no-print-directory BUILD=build/asan LTO= PIE= CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" test gc-stress-test
+	$(MAKE) --no-print-directory BUILD=build/asan LTO= PIE= CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" COMPLEXITY= test gc-stress-test
 
 # Fault injection (tests/run_faults.sh): an ASan build whose allocation
 # funnel fails the Nth allocation; every N of several runs must end with the

@@ -149,13 +149,20 @@ static FunctionRow *function_rows(const Profile *profile, int *count) {
   FunctionRow *rows = NULL;
   int n = 0, capacity = 0;
   int *row_of = xrealloc(NULL, (size_t)(profile->node_count + 1) * sizeof(int));
+  /* proto -> row + 1, open addressing: a search of the rows for each node
+   * cost nodes x functions */
+  uint32_t mask = 64;
+  while (mask < (uint32_t)profile->node_count * 2) mask *= 2;
+  int *slot = xrealloc(NULL, (size_t)mask * sizeof(int));
+  memset(slot, 0, (size_t)mask * sizeof(int));
+  mask--;
   for (int i = 0; i < profile->node_count; i++) {
     const ProfNode *node = &profile->nodes[i];
     row_of[i] = -1;
     if (!node->proto) continue;
-    int row = -1;
-    for (int r = 0; r < n; r++)
-      if (rows[r].proto == node->proto) row = r;
+    uint32_t h = key_hash(0, node->proto) & mask;
+    while (slot[h] && rows[slot[h] - 1].proto != node->proto) h = (h + 1) & mask;
+    int row = slot[h] - 1;
     if (row < 0) {
       if (n == capacity) {
         capacity = capacity ? capacity * 2 : 32;
@@ -163,6 +170,7 @@ static FunctionRow *function_rows(const Profile *profile, int *count) {
       }
       rows[n] = (FunctionRow){node->proto, 0, 0, 0};
       row = n++;
+      slot[h] = n;
     }
     row_of[i] = row;
     rows[row].calls += node->calls;
@@ -180,16 +188,19 @@ static FunctionRow *function_rows(const Profile *profile, int *count) {
     }
   }
   free(seen);
+  free(slot);
   free(row_of);
   qsort(rows, (size_t)n, sizeof *rows, by_inclusive);
   *count = n;
   return rows;
 }
 
-static uint64_t thread_instructions(const Profile *profile, int thread) {
-  uint64_t total = 0;
-  for (int i = 0; i < profile->node_count; i++)
-    if (profile->nodes[i].thread == thread) total += profile->nodes[i].self;
+/* Every thread's instructions, in one pass over the call paths (the caller
+ * frees it): summing each thread's paths apart cost threads x paths. */
+static uint64_t *thread_instructions(const Profile *profile) {
+  uint64_t *total = xrealloc(NULL, (size_t)(profile->thread_count + 1) * sizeof *total);
+  memset(total, 0, (size_t)(profile->thread_count + 1) * sizeof *total);
+  for (int i = 0; i < profile->node_count; i++) total[profile->nodes[i].thread] += profile->nodes[i].self;
   return total;
 }
 
@@ -292,7 +303,9 @@ bool profile_write_text(VM *vm, FILE *out, double wall) {
   /* the busiest threads (all of them in the JSON) */
   int shown = profile->thread_count < TEXT_THREADS ? profile->thread_count : TEXT_THREADS;
   ThreadRow *order = xrealloc(NULL, (size_t)(profile->thread_count + 1) * sizeof *order);
-  for (int i = 0; i < profile->thread_count; i++) order[i] = (ThreadRow){i, thread_instructions(profile, i)};
+  uint64_t *instructions = thread_instructions(profile);
+  for (int i = 0; i < profile->thread_count; i++) order[i] = (ThreadRow){i, instructions[i]};
+  free(instructions);
   qsort(order, (size_t)profile->thread_count, sizeof *order, by_instructions);
   fprintf(out, "\nthreads (%d, busiest first)  instructions     lifetime      blocked   blocks\n", profile->thread_count);
   for (int k = 0; k < shown; k++) {
@@ -375,6 +388,7 @@ bool profile_write_json(VM *vm, FILE *out, double wall) {
   }
   free(fns);
   fprintf(out, "\n  ],\n  \"threads\": [");
+  uint64_t *instructions = thread_instructions(profile);
   for (int i = 0; i < profile->thread_count; i++) {
     const ProfThread *t = &profile->threads[i];
     fprintf(out, "%s\n    {\"id\": ", i ? "," : "");
@@ -384,8 +398,9 @@ bool profile_write_json(VM *vm, FILE *out, double wall) {
     else fprintf(out, "null");
     fprintf(out, ", \"instructions\": %" PRIu64 ", \"started_ns\": %" PRId64 ", \"lifetime_ns\": %" PRId64
                  ", \"blocked_ns\": %" PRId64 ", \"blocks\": %" PRIu64 "}",
-            thread_instructions(profile, i), t->started, lifetime(vm, t), t->blocked_ns, t->blocks);
+            instructions[i], t->started, lifetime(vm, t), t->blocked_ns, t->blocks);
   }
+  free(instructions);
   fprintf(out, "\n  ],\n");
   fprintf(out, "  \"scheduler\": {\"switches\": %" PRIu64 ", \"forks\": %" PRIu64 ", \"timers_set\": %" PRIu64
                ", \"timers_fired\": %" PRIu64 ", \"timers_cancelled\": %" PRIu64 ", \"run_queue_peak\": %d},\n",
