@@ -1,7 +1,7 @@
 #!/bin/sh
 # The fuzzers' seed corpus, made from the tree: every script of tests/lang,
-# examples and bench (but the modules in imports directories) for the
-# source fuzzer; for the bytecode fuzzer, those compiled with simc
+# tests/complexity, examples and bench (but the modules in imports
+# directories) for the source fuzzers; for the bytecode fuzzer, those compiled with simc
 # --no-prelude (small files: mutations land on the script's code, not the
 # prelude's), plus two compiled with the prelude, and the bytecode
 # findings (make_findings.sh).
@@ -13,7 +13,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 rm -rf "$out/source" "$out/bytecode"
 mkdir -p "$out/source" "$out/bytecode"
 out=$(cd "$out" && pwd)
-find "$root/tests/lang" "$root/examples" "$root/bench" -name imports -prune -o -name '*.sim' -print | LC_ALL=C sort |
+find "$root/tests/lang" "$root/tests/complexity" "$root/examples" "$root/bench" -name imports -prune -o -name '*.sim' -print | LC_ALL=C sort |
 while IFS= read -r script; do
   name=$(echo "${script#"$root"/}" | tr '/' '_')
   cp "$script" "$out/source/$name"

@@ -15,13 +15,14 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 failed=0
 for target in "$@"; do
   kind=${target#fuzz_}
+  case $kind in wide | explore) kind=source ;; esac # fuzz_source.c built two more ways
   work=$build/fuzz/corpus/$target
   findings=$build/fuzz/findings/$target
   mkdir -p "$work" "$findings"
   rm -f "$findings"/fuzz-*.log
   dict=()
-  [ -f "$build/fuzz/$target.dict" ] && dict=(-dict="$build/fuzz/$target.dict")
-  max_len=${FUZZ_MAX_LEN:-$(sed -n 's/^max_len *= *//p' "$root/tests/fuzz/$target.options")}
+  [ -f "$build/fuzz/fuzz_$kind.dict" ] && dict=(-dict="$build/fuzz/fuzz_$kind.dict")
+  max_len=${FUZZ_MAX_LEN:-$(sed -n 's/^max_len *= *//p' "$root/tests/fuzz/fuzz_$kind.options")}
   committed=()  # the bytecode findings are made into the seeds (make_findings.sh)
   [ -d "$root/tests/fuzz/corpus/$kind" ] && committed=("$root/tests/fuzz/corpus/$kind")
   (cd "$findings" && "$build/fuzz/$target" -jobs=1 -workers=1 -max_total_time="$seconds" "${dict[@]}" \
