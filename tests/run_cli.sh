@@ -189,6 +189,12 @@ expect "SIGTERM"             0 "143 simvm: terminated" \
 printf 'fn build(n, x) = if n == 0 then x else build(n - 1, [x, x])\nmain = {\n  let a = build(40, 1)\n  let b = build(40, 1)\n  say(show(a == b))\n}\n' >"$tmp/shared-eq.sim"
 printf 'fn build(n, x) = if n == 0 then x else build(n - 1, [x, x])\nmain = {\n  let a = build(40, 1)\n  say(length(show(a)))\n}\n' >"$tmp/shared-show.sim"
 printf 'fn build(n, x) = if n == 0 then x else build(n - 1, [x, x])\nmain = error(build(40, 1))\n' >"$tmp/shared-error.sim"
+printf 'fn build(n, x) = if n == 0 then x else build(n - 1, [x, x])\nmain = say(build(40, 1))\n' >"$tmp/shared-say.sim"
+printf 'fn build(n, x) = if n == 0 then x else build(n - 1, [x, x])\nmain = assert(false, build(40, 1))\n' >"$tmp/shared-assert.sim"
+expect "max-work: say of shared" 5 "simvm: work limit reached: at least 1000000 units of work done (--max-work)" "$simvm" --max-work 1000000 shared-say.sim
+expect "max-work: assert of shared" 5 "simvm: work limit reached: at least 1000000 units of work done (--max-work)" "$simvm" --max-work 1000000 shared-assert.sim
+expect "max-heap: say of shared" 0 "5 simvm: heap limit reached: N bytes in use (--max-heap)" \
+  sh -c "'$simvm' --max-heap 20MB shared-say.sim 2>h.err; echo \$? \$(sed 's/: [0-9]* bytes/: N bytes/' h.err)"
 expect "max-work: == of shared" 5 "simvm: work limit reached: at least 1000000 units of work done (--max-work)" "$simvm" --max-work 1000000 shared-eq.sim
 expect "max-work: show of shared" 5 "simvm: work limit reached: at least 1000000 units of work done (--max-work)" "$simvm" --max-work 1000000 shared-show.sim
 expect "max-work: error of shared" 5 "simvm: work limit reached: at least 1000000 units of work done (--max-work)" "$simvm" --max-work 1000000 shared-error.sim

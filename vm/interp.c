@@ -1097,7 +1097,7 @@ next_thread:
   say_shown:
     if (vm->config.write_say || vm->sink_count) {
       STORE_FRAME();
-      prim_emit_say(vm, thread, PEEK(0));
+      if (!prim_emit_say(vm, thread, PEEK(0))) goto halted_stored;
     } else {
       vm->stats.events++; /* nothing is printed: nothing is shown */
     }
@@ -1191,6 +1191,7 @@ runtime_error:
   STORE_FRAME();
   if (__builtin_expect(vm->halted, 0)) goto halted_stored;
 prim_error:
+  if (__builtin_expect(vm->halted, 0)) goto halted_stored; /* a primitive's C loop gave up */
   exc = unwind_error_exception(vm, thread);
   thread_note_raise(vm, thread, exc, NULL);
 throw_exception:

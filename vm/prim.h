@@ -163,8 +163,10 @@ static inline ObjThread *prim_fork_child(VM *vm, ObjThread *thread, Value action
   return child;
 }
 
-/* Say `what`: the line on write_say, the event in the trace. */
-void prim_emit_say(VM *vm, ObjThread *thread, Value what);
+/* Say `what`: the line on write_say, the event in the trace. False when
+ * showing it had to give up as the run must stop (vm->halted: --max-work,
+ * --max-heap or a signal inside the show of a shared structure). */
+bool prim_emit_say(VM *vm, ObjThread *thread, Value what);
 
 /* The masking states' names, "Unmasked" ..., by MaskState. */
 extern const char *const mask_names[3];

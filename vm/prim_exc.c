@@ -32,7 +32,11 @@ PrimResult prim_assert(VM *vm, ObjThread *thread, Value *args, bool by_prelude) 
   if (AS_BOOL(cond)) return prim_return(thread, args, UNIT_VAL);
   Buffer text;
   buf_init(&text);
-  value_show(&text, message, false); /* the message stays rooted on the stack */
+  if (!value_show_vm(vm, &text, message, false)) { /* too big to show: the run stops (vm->halted) */
+    buf_free(&text);
+    return PRIM_ERROR;
+  }
+  /* the message stays rooted on the stack */
   Value exc = unwind_located_exception(vm, thread, EXC_ASSERT, buf_text(&text));
   buf_free(&text);
   thread_note_raise(vm, thread, exc, NULL);

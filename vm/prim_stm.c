@@ -50,7 +50,7 @@ PrimResult prim_trace_tvar(VM *vm, ObjThread *thread, Value *args, bool by_prelu
   if (!IS_TVAR(target)) {
     Buffer what;
     buf_init(&what);
-    value_show(&what, f, false);
+    value_show_bounded(&what, f, false, 200);
     rt_error(vm, "traceTVar needs a TVar and a function of (old, new): got %s and %s", value_type_name(target),
              buf_text(&what));
     buf_free(&what);
@@ -143,7 +143,7 @@ PrimResult prim_cancel_timeout(VM *vm, ObjThread *thread, Value *args, bool by_p
   if (tvar->timer.kind != TIMER_TVAR_STATE) {
     Buffer what;
     buf_init(&what);
-    value_show(&what, args[0], false);
+    value_show_bounded(&what, args[0], false, 200);
     rt_error(vm, "cancelTimeout needs a TVar that newTimeout made, not %s", buf_text(&what));
     buf_free(&what);
     return PRIM_ERROR;

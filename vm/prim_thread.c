@@ -25,10 +25,10 @@ PrimResult prim_delay(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
   return PRIM_SWITCH;
 }
 
-void prim_emit_say(VM *vm, ObjThread *thread, Value what) {
+bool prim_emit_say(VM *vm, ObjThread *thread, Value what) {
   if (!vm->config.write_say && !vm->sink_count) { /* nothing is printed: nothing is shown */
     vm->stats.events++;
-    return;
+    return true;
   }
   /* the line goes into the VM's output buffer (vm_flush_output) */
   Buffer *out = &vm->out;
@@ -36,7 +36,10 @@ void prim_emit_say(VM *vm, ObjThread *thread, Value what) {
   if (IS_STRING(what)) { /* show's own text */
     buf_append_line(out, AS_CSTRING(what), (size_t)AS_STRING(what)->length);
   } else {
-    value_show(out, what, false);
+    if (!value_show_vm(vm, out, what, false)) { /* a shared structure too big to show: the run stops */
+      buf_truncate(out, start);
+      return false;
+    }
     buf_append(out, "\n", 1);
   }
   size_t length = out->length - start - 1;
@@ -45,6 +48,7 @@ void prim_emit_say(VM *vm, ObjThread *thread, Value what) {
   vm_event(vm, .kind = EV_SAY, .thread = thread, .value = what, .text = out->data + start, .length = length);
   if (!vm->config.write_say) buf_truncate(out, 0); /* for the sinks only: it held just this line */
   else if (out->length >= vm->config.say_block) vm_flush_output(vm);
+  return true;
 }
 
 PrimResult prim_say(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
@@ -53,7 +57,7 @@ PrimResult prim_say(VM *vm, ObjThread *thread, Value *args, bool by_prelude) {
     rt_error(vm, "say got an action, not its result: run it first (`x <- act`, then say(show(x)))");
     return PRIM_ERROR;
   }
-  prim_emit_say(vm, thread, args[0]);
+  if (!prim_emit_say(vm, thread, args[0])) return PRIM_ERROR; /* vm->halted: the run stops */
   return prim_return_at_point(vm, thread, args, UNIT_VAL, NULL, false);
 }
 
