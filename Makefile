@@ -192,7 +192,7 @@ fuzz-replay: $(patsubst %,$(BUILD)/fuzz/replay_%,$(FUZZ_TARGETS)) $(FUZZ_SEEDS)
 	@$(BUILD)/fuzz/replay_fuzz_source tests/fuzz/corpus/source $(BUILD)/fuzz/seeds/source
 	@$(BUILD)/fuzz/replay_fuzz_bytecode $(BUILD)/fuzz/seeds/bytecode
 	@$(BUILD)/fuzz/replay_fuzz_wide tests/complexity $(BUILD)/fuzz/seeds/source
-	@$(BUILD)/fuzz/replay_fuzz_explore tests/explore examples
+	@$(BUILD)/fuzz/replay_fuzz_explore tests/explore examples tests/fuzz/corpus/explore
 
 # libFuzzer targets, in their own build tree (make fuzz)
 $(BUILD)/fuzz/fuzz_source $(BUILD)/fuzz/fuzz_wide $(BUILD)/fuzz/fuzz_explore: $(BUILD)/fuzz/%: tests/fuzz/fuzz_source.c tests/fuzz/fuzz.h $(CORE_OBJ)

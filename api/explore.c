@@ -928,7 +928,9 @@ static void delay_level(Delay *d, Schedule *prefix, int after, int left) {
   /* its steps after `after`, each a place to deviate to each other candidate */
   int count = explore_step_count(cx->ex);
   StepRecord *steps = xrealloc(NULL, (size_t)(count ? count : 1) * sizeof *steps);
-  memcpy(steps, explore_step(cx->ex, 0), (size_t)count * sizeof *steps);
+  /* a run with no step recorded has no records at all (fuzz_explore found
+   * &records[0] of NULL) */
+  if (count) memcpy(steps, explore_step(cx->ex, 0), (size_t)count * sizeof *steps);
   int total = count ? steps[count - 1].first + steps[count - 1].count : 0;
   int *keys = xrealloc(NULL, (size_t)(total ? total : 1) * sizeof *keys);
   if (total) memcpy(keys, explore_step_candidates(cx->ex, &steps[0]), (size_t)total * sizeof *keys);

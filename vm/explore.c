@@ -988,7 +988,12 @@ static int decide(Explorer *ex, bool point, int n) {
     case EXPLORE_DFS:
     case EXPLORE_EXHAUSTIVE: k = dfs_choose(ex, point, n); break;
   }
-  if (k >= 0) ex->hash = (ex->hash ^ ex->keys[cand_key(ex, k)].stable) * 0x100000001b3ull;
+  if (k >= 0) {
+    /* cand_key may intern a key and move ex->keys: read the array after it
+     * (fuzz_explore found ex->keys read before, then indexed after a realloc) */
+    int key = cand_key(ex, k);
+    ex->hash = (ex->hash ^ ex->keys[key].stable) * 0x100000001b3ull;
+  }
   if (k <= 0) {
     if (k < 0) ex->abandoned = ex->strategy != EXPLORE_REPLAY;
     return k;

@@ -24,7 +24,9 @@ for target in "$@"; do
   [ -f "$build/fuzz/fuzz_$kind.dict" ] && dict=(-dict="$build/fuzz/fuzz_$kind.dict")
   max_len=${FUZZ_MAX_LEN:-$(sed -n 's/^max_len *= *//p' "$root/tests/fuzz/fuzz_$kind.options")}
   committed=()  # the bytecode findings are made into the seeds (make_findings.sh)
-  [ -d "$root/tests/fuzz/corpus/$kind" ] && committed=("$root/tests/fuzz/corpus/$kind")
+  for dir in "$root/tests/fuzz/corpus/$kind" "$root/tests/fuzz/corpus/${target#fuzz_}"; do
+    [ -d "$dir" ] && [[ " ${committed[*]} " != *" $dir "* ]] && committed+=("$dir")
+  done
   (cd "$findings" && "$build/fuzz/$target" -jobs=1 -workers=1 -max_total_time="$seconds" "${dict[@]}" \
     -max_len="${max_len:-8192}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$findings/" \
     "$work" "${committed[@]}" "$build/fuzz/seeds/$kind") >"$findings/run.out" 2>&1
