@@ -48,6 +48,9 @@ typedef struct {
   bool nesting_reported;
   bool locals_reported; /* one "too many" error per module is enough     */
   bool constants_reported;
+  const char *known_field;  /* the arm being compiled has this field ...   */
+  int known_record;         /* ... of the subject in this slot read ...    */
+  int known_slot;           /* ... into this one (begin_field_run)         */
 } Compiler;
 
 static void compile_expr(Compiler *c, const Expr *e, bool tail);
@@ -821,8 +824,11 @@ static void fail_path(Compiler *c, Fails *fails, int depth, int locals, Loc loc)
 
 static void compile_pattern_at(Compiler *c, const Expr *p, int slot, Fails *fails);
 
-/* The literal pattern `p` against the value on top, which the test takes. */
-static void compile_literal_test(Compiler *c, const Expr *p, Fails *fails) {
+/* The literal pattern `p` against the value on top, which the test takes,
+ * or with `keep` leaves there (a subject several arms test). */
+static void compile_literal_test(Compiler *c, const Expr *p, Fails *fails, bool keep) {
+  bool constant = p->kind != EXPR_BOOL && p->kind != EXPR_UNIT && p->kind != EXPR_NONE;
+  if (keep && !constant) emit(c, OP_GET_LOCAL, c->fn->depth - 1);
   switch (p->kind) {
     case EXPR_BOOL: emit_op(c, p->as.boolean ? OP_TRUE : OP_FALSE); emit_op(c, OP_EQ); break;
     case EXPR_UNIT: emit_op(c, OP_UNIT); emit_op(c, OP_EQ); break;
@@ -835,7 +841,7 @@ static void compile_literal_test(Compiler *c, const Expr *p, Fails *fails) {
                     : k->kind == EXPR_FLOAT ? FLOAT_VAL(negate ? -k->as.number : k->as.number)
                     : k->kind == EXPR_DURATION ? DURATION_VAL(negate ? -k->as.integer : k->as.integer)
                                                : INT_VAL(negate ? -k->as.integer : k->as.integer);
-      emit(c, OP_EQ_K, make_constant(c, value, p->loc));
+      emit(c, keep ? OP_IS_K : OP_EQ_K, make_constant(c, value, p->loc));
       break;
     }
   }
@@ -849,7 +855,7 @@ static void compile_pattern_top(Compiler *c, const Expr *p, Fails *fails) {
   switch (pattern_kind(p)) {
     case PATTERN_WILDCARD: emit_op(c, OP_POP); return;
     case PATTERN_BINDING: declare_local(c, p->as.name, p->loc); return;
-    case PATTERN_LITERAL: compile_literal_test(c, p, fails); return;
+    case PATTERN_LITERAL: compile_literal_test(c, p, fails, false); return;
     default:
       declare_local(c, "", p->loc);
       compile_pattern_at(c, p, c->fn->depth - 1, fails);
@@ -882,8 +888,12 @@ static void compile_pattern_at(Compiler *c, const Expr *p, int slot, Fails *fail
       declare_local(c, p->as.name, p->loc);
       break;
     case PATTERN_LITERAL:
+      if (slot == c->fn->depth - 1) {
+        compile_literal_test(c, p, fails, true); /* on top already */
+        break;
+      }
       emit(c, OP_GET_LOCAL, slot);
-      compile_literal_test(c, p, fails);
+      compile_literal_test(c, p, fails, false);
       break;
     case PATTERN_SOME: {
       const Expr *inner = p->as.call.args.items[0];
@@ -934,6 +944,11 @@ static void compile_pattern_at(Compiler *c, const Expr *p, int slot, Fails *fail
         test_fails(c, fails);
       }
       for (int i = 0; i < pairs->count / 2; i++) {
+        if (c->known_field && slot == c->known_record && strcmp(pairs->items[2 * i], c->known_field) == 0) {
+          /* read once for a run of arms (compile_match) */
+          compile_pattern_at(c, pairs->items[2 * i + 1], c->known_slot, fails);
+          continue;
+        }
         emit(c, OP_GET_LOCAL, slot);
         emit(c, OP_TRY_FIELD, make_constant(c, OBJ_VAL(intern(c, pairs->items[2 * i])), p->loc));
         test_fails(c, fails);
@@ -975,21 +990,79 @@ static void compile_destructure(Compiler *c, const Expr *pattern, const char *wh
   c->fn->local_count = after_locals;
 }
 
+/* Arms in a row whose record patterns all name the field a run's first
+ * names (`#{kind: "vote", ...}`, `#{kind: "ack", ...}`) read it once, into
+ * a hidden local above the subject, where a literal's test keeps it: one
+ * instruction an arm. A subject without it skips them all. Starting at arm
+ * `first`, returns the arm after the run, or -1 for no run (of two or more). */
+static int begin_field_run(Compiler *c, const NodeList *arms, int first, int subject, Fails *no_field,
+                           const char **field_read) {
+  const Expr *p = ((const MatchArm *)arms->items[first])->pattern;
+  if (p->kind != EXPR_RECORD || p->as.record.names.count == 0) return -1;
+  const char *field = p->as.record.names.items[0];
+  int end = first;
+  for (; end < arms->count; end++) {
+    const Expr *q = ((const MatchArm *)arms->items[end])->pattern;
+    bool names_it = false;
+    for (int i = 0; q->kind == EXPR_RECORD && i < q->as.record.names.count && !names_it; i += 2)
+      names_it = strcmp(q->as.record.names.items[i], field) == 0;
+    if (!names_it) break;
+  }
+  if (end - first < 2) return -1;
+  emit(c, OP_GET_LOCAL, subject);
+  emit(c, OP_TRY_FIELD, make_constant(c, OBJ_VAL(intern(c, field)), p->loc));
+  test_fails(c, no_field);
+  declare_local(c, "", p->loc);
+  *field_read = field;
+  return end;
+}
+
+/* After a run of arms: drop the field it read (where a subject without it
+ * lands too), back to the match's `depth` and `locals`. */
+static void end_field_run(Compiler *c, Fails *no_field, int depth, int locals, Loc loc) {
+  c->fn->depth = depth + 1;
+  for (int i = 0; i < no_field->count; i++) patch_jump(c, no_field->at[i], loc);
+  emit_op(c, OP_POP);
+  free(no_field->at);
+  free(no_field->depth);
+  *no_field = (Fails){0};
+  c->fn->local_count = locals;
+}
+
 /* match e { p [if g] => body ... }: the subject is a hidden local; each arm
  * tests it, binds its names, checks its guard and computes (run: runs) its
  * body, or goes on to the next. `tail`: in tail position, where a run
  * body's path ends, as compile_run's does. */
 static void compile_match(Compiler *c, const Expr *e, bool tail, bool run) {
   int base = c->fn->local_count;
-  compile_expr(c, e->as.match.subject, false);
-  declare_local(c, "", e->loc);
-  int subject = c->fn->depth - 1, depth = c->fn->depth, locals = c->fn->local_count;
   const NodeList *arms = &e->as.match.arms;
+  /* a local's value is tested where it is; anything else, or a subject of
+   * literal arms (whose tests keep it on top), is a hidden local */
+  const Expr *what = e->as.match.subject;
+  int subject = what->kind == EXPR_NAME ? resolve_local(c->fn, what->as.name) : -1;
+  for (int i = 0; i < arms->count && subject >= 0; i++)
+    if (pattern_kind(((const MatchArm *)arms->items[i])->pattern) == PATTERN_LITERAL) subject = -1;
+  bool hidden = subject < 0;
+  if (hidden) {
+    compile_expr(c, what, false);
+    declare_local(c, "", e->loc);
+    subject = c->fn->depth - 1;
+  }
+  int depth = c->fn->depth, locals = c->fn->local_count;
   int *ends = xrealloc(NULL, (size_t)arms->count * sizeof(int));
   int end_count = 0;
   const MatchArm *catch_all = NULL;
+  Fails no_field = {0};  /* the run of arms' field missing: on past the run */
+  int run_end = -1;      /* the arm after the run of arms that read one field */
+  const char *field_read = NULL;
   for (int i = 0; i < arms->count; i++) {
     const MatchArm *arm = arms->items[i];
+    if (i == run_end) {
+      end_field_run(c, &no_field, depth, locals, e->loc);
+      field_read = NULL;
+    }
+    if (!field_read) run_end = begin_field_run(c, arms, i, subject, &no_field, &field_read);
+    int arm_depth = c->fn->depth, arm_locals = c->fn->local_count;
     if (catch_all) {
       diag_warning(c->diag, c->source, arm->loc.line, arm->loc.col,
                    "this arm is never chosen: an earlier arm (line %d) fits every value", catch_all->loc.line);
@@ -998,7 +1071,11 @@ static void compile_match(Compiler *c, const Expr *e, bool tail, bool run) {
     if (!catch_all && !arm->guard && pattern_matches_all(arm->pattern)) catch_all = arm;
     if (!pattern_check(arm->pattern, c->diag, c->source)) continue;
     Fails fails = {0};
+    c->known_field = field_read; /* for the arm's pattern only: not its guard's or body's */
+    c->known_record = subject;
+    c->known_slot = arm_depth - 1;
     compile_pattern_at(c, arm->pattern, subject, &fails);
+    c->known_field = NULL;
     if (arm->guard) {
       compile_expr(c, arm->guard, false);
       c->line = arm->guard->loc.line;
@@ -1010,20 +1087,21 @@ static void compile_match(Compiler *c, const Expr *e, bool tail, bool run) {
       end_scope(c, locals);
       ends[end_count++] = emit_jump(c, OP_JUMP);
     }
-    fail_path(c, &fails, depth, locals, arm->loc);
+    fail_path(c, &fails, arm_depth, arm_locals, arm->loc);
   }
+  if (field_read) end_field_run(c, &no_field, depth, locals, e->loc);
   emit_match_fail(c, "no arm of this match fits ", subject, e->loc);
   c->fn->depth = depth + 1;
   for (int i = 0; i < end_count; i++) patch_jump(c, ends[i], e->loc);
   free(ends);
   if (run && tail) return; /* every path has ended */
-  end_scope(c, base);
+  if (hidden) end_scope(c, base);
 }
 
 /* ---- modules ---- */
 
 ObjClosure *compile_module(VM *vm, const Source *source, const Module *module, Diag *diag) {
-  Compiler c = {vm, diag, source, vm_file_name(vm, source->path), NULL, 1, NULL, -1, 0, false, false, false};
+  Compiler c = {vm, diag, source, vm_file_name(vm, source->path), NULL, 1, NULL, -1, 0, false, false, false, NULL, 0, 0};
   int errors_before = diag->errors;
   FnState script;
   begin_fn(&c, &script, PROTO_BLOCK, "<top level>", (Loc){1, 1});

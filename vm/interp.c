@@ -663,7 +663,9 @@ next_thread:
   SLOT_TEST(IS_SOME, IS_SOME)
   SLOT_TEST(IS_RECORD, IS_RECORD)
 #undef SLOT_TEST
-  CASE(EQ_K): {
+  CASE(EQ_K):
+  CASE(IS_K): {
+    OPCODE_HERE();
     Value k = CONSTANT(READ_U16()), a = PEEK(0);
     bool equal;
     if (IS_INT(a) && IS_INT(k)) {
@@ -673,7 +675,7 @@ next_thread:
       equal = value_equal_counted(vm, a, k, &visited);
       if (__builtin_expect(vm->halted, 0)) goto halted;
     }
-    CONDITION(equal, 1);
+    CONDITION(equal, op == OP_EQ_K ? 1 : 0);
   }
   CASE(TRY_FIELD): {
     /* charged as FIELD charges a field it reads, and a miss as ops_field */
