@@ -1,5 +1,6 @@
 /* AST -> bytecode (see compiler.h for the shape of the output). */
 #include "compiler.h"
+#include "pattern.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -47,12 +48,17 @@ typedef struct {
   bool nesting_reported;
   bool locals_reported; /* one "too many" error per module is enough     */
   bool constants_reported;
+  const char *known_field;  /* the arm being compiled has this field ...   */
+  int known_record;         /* ... of the subject in this slot read ...    */
+  int known_slot;           /* ... into this one (begin_field_run)         */
 } Compiler;
 
 static void compile_expr(Compiler *c, const Expr *e, bool tail);
 static void compile_run(Compiler *c, const Expr *e, bool tail);
 static void compile_stmts(Compiler *c, const NodeList *stmts, bool tail, Loc loc);
 static const GlobalInfo *check_call(Compiler *c, const Expr *e);
+static void compile_match(Compiler *c, const Expr *e, bool tail, bool run);
+static void compile_destructure(Compiler *c, const Expr *pattern, const char *what);
 
 static void error_at(Compiler *c, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void error_at(Compiler *c, Loc loc, const char *fmt, ...) {
@@ -347,17 +353,22 @@ static void compile_stmts(Compiler *c, const NodeList *stmts, bool tail, Loc loc
     switch (s->kind) {
       case STMT_BIND:
       case STMT_LET:
-        if (last) {
+        if (last && s->pattern) {
+          error_at(c, s->loc, "a block cannot end with a destructuring '%s': end it with an action",
+                   s->kind == STMT_LET ? "let" : "<-");
+        } else if (last) {
           error_at(c, s->loc, "a block cannot end with '%s %s ...': end it with an action, or `return %s`",
                    s->kind == STMT_LET ? "let" : s->name, s->kind == STMT_LET ? s->name : "<-", s->name);
         }
         if (s->kind == STMT_BIND) {
           compile_run(c, s->expr, false);
-          if (makes_labelled(c, s->expr)) emit(c, OP_LABEL_NEW, make_constant(c, OBJ_VAL(intern(c, s->name)), s->loc));
+          if (!s->pattern && makes_labelled(c, s->expr))
+            emit(c, OP_LABEL_NEW, make_constant(c, OBJ_VAL(intern(c, s->name)), s->loc));
         } else {
           compile_expr(c, s->expr, false);
         }
-        declare_local(c, s->name, s->loc);
+        if (s->pattern) compile_destructure(c, s->pattern, s->kind == STMT_LET ? "this let's pattern does not fit " : "this bind's pattern does not fit ");
+        else declare_local(c, s->name, s->loc);
         break;
       case STMT_EXPR:
         if (last) {
@@ -431,7 +442,8 @@ static void compile_run_form(Compiler *c, const Expr *e, bool tail) {
       case EXPR_LET: {
         int base = c->fn->local_count;
         compile_expr(c, e->as.let.value, false);
-        declare_local(c, e->as.let.name, e->as.let.name_loc);
+        if (e->as.let.pattern) compile_destructure(c, e->as.let.pattern, "this let's pattern does not fit ");
+        else declare_local(c, e->as.let.name, e->as.let.name_loc);
         compile_run(c, e->as.let.body, tail);
         if (!tail) end_scope(c, base);
         else c->fn->local_count = base;
@@ -440,6 +452,9 @@ static void compile_run_form(Compiler *c, const Expr *e, bool tail) {
       case EXPR_RETURN:
         compile_expr(c, e->as.ret, false);
         if (tail) emit_op(c, OP_RETURN);
+        return;
+      case EXPR_MATCH:
+        compile_match(c, e, tail, true);
         return;
       case EXPR_CALL: {
         const Builtin *builtin = direct_primitive(c, e);
@@ -703,7 +718,8 @@ static void compile_expr_form(Compiler *c, const Expr *e, bool tail) {
       compile_expr(c, e->as.binary.left, false);
       compile_expr(c, e->as.binary.right, false);
       c->line = e->loc.line;
-      emit_op(c, binary_ops[e->as.binary.op]);
+      if (e->as.binary.op == BIN_CONS) emit(c, OP_NATIVE, (int)(builtin_find("cons") - builtin_table));
+      else emit_op(c, binary_ops[e->as.binary.op]);
       return;
     case EXPR_AND:
     case EXPR_OR: {
@@ -734,11 +750,13 @@ static void compile_expr_form(Compiler *c, const Expr *e, bool tail) {
     case EXPR_LET: {
       int base = c->fn->local_count;
       compile_expr(c, e->as.let.value, false);
-      declare_local(c, e->as.let.name, e->as.let.name_loc);
+      if (e->as.let.pattern) compile_destructure(c, e->as.let.pattern, "this let's pattern does not fit ");
+      else declare_local(c, e->as.let.name, e->as.let.name_loc);
       compile_expr(c, e->as.let.body, tail);
       end_scope(c, base);
       return;
     }
+    case EXPR_MATCH: compile_match(c, e, tail, false); return;
     case EXPR_LAMBDA: compile_lambda(c, e, e->as.lambda.name); return;
     case EXPR_BLOCK:
     case EXPR_THEN:
@@ -755,10 +773,335 @@ static void compile_expr_form(Compiler *c, const Expr *e, bool tail) {
   }
 }
 
+/* ---- patterns (pattern.h): tests and jumps ----
+ *
+ * The value a pattern looks at is in a slot of the frame. Each test pushes
+ * a bool and a JUMP_IF_FALSE leaves the arm when it fails; the values the
+ * pattern took apart are hidden locals above the subject, and its names are
+ * locals. A failing test jumps with some of those on the stack, so the arm's
+ * failure path (fail_path) pops them, from the deepest, before the next arm. */
+
+/* The failing tests of one pattern: each jump to patch and the stack depth
+ * after it, which the failure path pops back to. */
+typedef struct {
+  int *at;
+  int *depth;
+  int count;
+  int capacity;
+} Fails;
+
+/* A JUMP_IF_FALSE on the bool just pushed, taken when the test fails. */
+static void test_fails(Compiler *c, Fails *fails) {
+  int at = emit_jump(c, OP_JUMP_IF_FALSE);
+  if (fails->count == fails->capacity) {
+    fails->capacity = fails->capacity ? fails->capacity * 2 : 8;
+    fails->at = xrealloc(fails->at, (size_t)fails->capacity * sizeof(int));
+    fails->depth = xrealloc(fails->depth, (size_t)fails->capacity * sizeof(int));
+  }
+  fails->at[fails->count] = at;
+  fails->depth[fails->count] = c->fn->depth;
+  fails->count++;
+}
+
+/* Here the failing tests land, each where the POPs that follow leave the
+ * stack `depth` deep (the depth at the pattern's start): the code after
+ * runs when the pattern did not fit, with the depth and locals of before. */
+static void fail_path(Compiler *c, Fails *fails, int depth, int locals, Loc loc) {
+  int deepest = depth;
+  for (int i = 0; i < fails->count; i++)
+    if (fails->depth[i] > deepest) deepest = fails->depth[i];
+  c->fn->depth = deepest;
+  c->fn->local_count = locals;
+  for (int d = deepest; d >= depth; d--) {
+    for (int i = 0; i < fails->count; i++)
+      if (fails->depth[i] == d) patch_jump(c, fails->at[i], loc);
+    if (d > depth) emit_op(c, OP_POP);
+  }
+  free(fails->at);
+  free(fails->depth);
+  *fails = (Fails){0};
+}
+
+static void compile_pattern_at(Compiler *c, const Expr *p, int slot, Fails *fails);
+
+/* The literal pattern `p` against the value on top, which the test takes,
+ * or with `keep` leaves there (a subject several arms test). */
+static void compile_literal_test(Compiler *c, const Expr *p, Fails *fails, bool keep) {
+  bool constant = p->kind != EXPR_BOOL && p->kind != EXPR_UNIT && p->kind != EXPR_NONE;
+  if (keep && !constant) emit(c, OP_GET_LOCAL, c->fn->depth - 1);
+  switch (p->kind) {
+    case EXPR_BOOL: emit_op(c, p->as.boolean ? OP_TRUE : OP_FALSE); emit_op(c, OP_EQ); break;
+    case EXPR_UNIT: emit_op(c, OP_UNIT); emit_op(c, OP_EQ); break;
+    case EXPR_NONE: emit_op(c, OP_NONE); emit_op(c, OP_EQ); break;
+    default: {
+      /* a number (negated or not), a duration or a string: a constant */
+      const Expr *k = p->kind == EXPR_UNARY ? p->as.binary.left : p;
+      bool negate = p->kind == EXPR_UNARY;
+      Value value = k->kind == EXPR_STRING ? OBJ_VAL(obj_string(c->vm, k->as.string.chars, k->as.string.length))
+                    : k->kind == EXPR_FLOAT ? FLOAT_VAL(negate ? -k->as.number : k->as.number)
+                    : k->kind == EXPR_DURATION ? DURATION_VAL(negate ? -k->as.integer : k->as.integer)
+                                               : INT_VAL(negate ? -k->as.integer : k->as.integer);
+      emit(c, keep ? OP_IS_K : OP_EQ_K, make_constant(c, value, p->loc));
+      break;
+    }
+  }
+  test_fails(c, fails);
+}
+
+/* The pattern `p` against the value on top, just pushed: a name makes it
+ * a local, `_` drops it, a literal's test takes it, and anything else keeps
+ * it as a hidden local to take apart. */
+static void compile_pattern_top(Compiler *c, const Expr *p, Fails *fails) {
+  switch (pattern_kind(p)) {
+    case PATTERN_WILDCARD: emit_op(c, OP_POP); return;
+    case PATTERN_BINDING: declare_local(c, p->as.name, p->loc); return;
+    case PATTERN_LITERAL: compile_literal_test(c, p, fails, false); return;
+    default:
+      declare_local(c, "", p->loc);
+      compile_pattern_at(c, p, c->fn->depth - 1, fails);
+      return;
+  }
+}
+
+/* Push the builtin function `name` of the value in `slot` (head, tail,
+ * fromSome), which a test has shown it accepts. */
+static void push_part(Compiler *c, const char *name, int slot) {
+  emit(c, OP_GET_LOCAL, slot);
+  emit(c, OP_NATIVE, (int)(builtin_find(name) - builtin_table));
+}
+
+/* The pattern `p` against the value in `slot`. */
+static void compile_pattern_at(Compiler *c, const Expr *p, int slot, Fails *fails) {
+  if (c->nesting >= MAX_NESTING) {
+    if (!c->nesting_reported) error_at(c, p->loc, "pattern nested too deeply (more than %d levels)", MAX_NESTING);
+    c->nesting_reported = true;
+    return;
+  }
+  c->nesting++;
+  c->line = p->loc.line;
+  switch (pattern_kind(p)) {
+    case PATTERN_WILDCARD:
+    case PATTERN_INVALID: /* reported by pattern_check */
+      break;
+    case PATTERN_BINDING:
+      emit(c, OP_GET_LOCAL, slot);
+      declare_local(c, p->as.name, p->loc);
+      break;
+    case PATTERN_LITERAL:
+      if (slot == c->fn->depth - 1) {
+        compile_literal_test(c, p, fails, true); /* on top already */
+        break;
+      }
+      emit(c, OP_GET_LOCAL, slot);
+      compile_literal_test(c, p, fails, false);
+      break;
+    case PATTERN_SOME: {
+      const Expr *inner = p->as.call.args.items[0];
+      emit(c, OP_IS_SOME, slot);
+      test_fails(c, fails);
+      if (pattern_kind(inner) == PATTERN_WILDCARD) break;
+      push_part(c, "fromSome", slot);
+      compile_pattern_top(c, inner, fails);
+      break;
+    }
+    case PATTERN_CONS: {
+      const Expr *head = p->as.binary.left, *rest = p->as.binary.right;
+      emit(c, OP_IS_CONS, slot);
+      test_fails(c, fails);
+      if (pattern_kind(head) != PATTERN_WILDCARD) {
+        push_part(c, "head", slot);
+        compile_pattern_top(c, head, fails);
+      }
+      if (pattern_kind(rest) != PATTERN_WILDCARD) {
+        push_part(c, "tail", slot);
+        compile_pattern_top(c, rest, fails);
+      }
+      break;
+    }
+    case PATTERN_LIST: {
+      /* [p1, ..., pn]: n cells, each its head tested, then [] */
+      int cell = slot;
+      for (int i = 0; i < p->as.items.count; i++) {
+        const Expr *item = p->as.items.items[i];
+        emit(c, OP_IS_CONS, cell);
+        test_fails(c, fails);
+        if (pattern_kind(item) != PATTERN_WILDCARD) {
+          push_part(c, "head", cell);
+          compile_pattern_top(c, item, fails);
+        }
+        push_part(c, "tail", cell);
+        declare_local(c, "", p->loc);
+        cell = c->fn->depth - 1;
+      }
+      emit(c, OP_IS_NIL, cell);
+      test_fails(c, fails);
+      break;
+    }
+    case PATTERN_RECORD: {
+      const NodeList *pairs = &p->as.record.names;
+      if (pairs->count == 0) {
+        emit(c, OP_IS_RECORD, slot);
+        test_fails(c, fails);
+      }
+      for (int i = 0; i < pairs->count / 2; i++) {
+        if (c->known_field && slot == c->known_record && strcmp(pairs->items[2 * i], c->known_field) == 0) {
+          /* read once for a run of arms (compile_match) */
+          compile_pattern_at(c, pairs->items[2 * i + 1], c->known_slot, fails);
+          continue;
+        }
+        emit(c, OP_GET_LOCAL, slot);
+        emit(c, OP_TRY_FIELD, make_constant(c, OBJ_VAL(intern(c, pairs->items[2 * i])), p->loc));
+        test_fails(c, fails);
+        compile_pattern_top(c, pairs->items[2 * i + 1], fails);
+      }
+      break;
+    }
+  }
+  c->nesting--;
+}
+
+/* The runtime error of a value (in `slot`) that no pattern fitted, at `loc`. */
+static void emit_match_fail(Compiler *c, const char *what, int slot, Loc loc) {
+  c->line = loc.line;
+  emit(c, OP_GET_LOCAL, slot);
+  emit(c, OP_MATCH_FAIL, make_constant(c, OBJ_VAL(intern(c, what)), loc));
+}
+
+/* `let p = e` or `p <- e` with the value of e on top: it becomes a hidden
+ * local, the pattern's names locals after it; a value that does not fit
+ * is a runtime error. */
+static void compile_destructure(Compiler *c, const Expr *pattern, const char *what) {
+  if (!pattern_check(pattern, c->diag, c->source)) return;
+  declare_local(c, "", pattern->loc);
+  int slot = c->fn->depth - 1, depth = c->fn->depth, locals = c->fn->local_count;
+  Fails fails = {0};
+  compile_pattern_at(c, pattern, slot, &fails);
+  if (fails.count == 0) return; /* it fits every value */
+  int after_depth = c->fn->depth, after_locals = c->fn->local_count;
+  int to_fit = emit_jump(c, OP_JUMP);
+  Local fitted[MAX_LOCALS];
+  int bound = after_locals - locals;
+  memcpy(fitted, c->fn->locals + locals, (size_t)bound * sizeof(Local));
+  fail_path(c, &fails, depth, locals, pattern->loc);
+  emit_match_fail(c, what, slot, pattern->loc);
+  patch_jump(c, to_fit, pattern->loc);
+  c->fn->depth = after_depth;
+  memcpy(c->fn->locals + locals, fitted, (size_t)bound * sizeof(Local));
+  c->fn->local_count = after_locals;
+}
+
+/* Arms in a row whose record patterns all name the field a run's first
+ * names (`#{kind: "vote", ...}`, `#{kind: "ack", ...}`) read it once, into
+ * a hidden local above the subject, where a literal's test keeps it: one
+ * instruction an arm. A subject without it skips them all. Starting at arm
+ * `first`, returns the arm after the run, or -1 for no run (of two or more). */
+static int begin_field_run(Compiler *c, const NodeList *arms, int first, int subject, Fails *no_field,
+                           const char **field_read) {
+  const Expr *p = ((const MatchArm *)arms->items[first])->pattern;
+  if (p->kind != EXPR_RECORD || p->as.record.names.count == 0) return -1;
+  const char *field = p->as.record.names.items[0];
+  int end = first;
+  for (; end < arms->count; end++) {
+    const Expr *q = ((const MatchArm *)arms->items[end])->pattern;
+    bool names_it = false;
+    for (int i = 0; q->kind == EXPR_RECORD && i < q->as.record.names.count && !names_it; i += 2)
+      names_it = strcmp(q->as.record.names.items[i], field) == 0;
+    if (!names_it) break;
+  }
+  if (end - first < 2) return -1;
+  emit(c, OP_GET_LOCAL, subject);
+  emit(c, OP_TRY_FIELD, make_constant(c, OBJ_VAL(intern(c, field)), p->loc));
+  test_fails(c, no_field);
+  declare_local(c, "", p->loc);
+  *field_read = field;
+  return end;
+}
+
+/* After a run of arms: drop the field it read (where a subject without it
+ * lands too), back to the match's `depth` and `locals`. */
+static void end_field_run(Compiler *c, Fails *no_field, int depth, int locals, Loc loc) {
+  c->fn->depth = depth + 1;
+  for (int i = 0; i < no_field->count; i++) patch_jump(c, no_field->at[i], loc);
+  emit_op(c, OP_POP);
+  free(no_field->at);
+  free(no_field->depth);
+  *no_field = (Fails){0};
+  c->fn->local_count = locals;
+}
+
+/* match e { p [if g] => body ... }: the subject is a hidden local; each arm
+ * tests it, binds its names, checks its guard and computes (run: runs) its
+ * body, or goes on to the next. `tail`: in tail position, where a run
+ * body's path ends, as compile_run's does. */
+static void compile_match(Compiler *c, const Expr *e, bool tail, bool run) {
+  int base = c->fn->local_count;
+  const NodeList *arms = &e->as.match.arms;
+  /* a local's value is tested where it is; anything else, or a subject of
+   * literal arms (whose tests keep it on top), is a hidden local */
+  const Expr *what = e->as.match.subject;
+  int subject = what->kind == EXPR_NAME ? resolve_local(c->fn, what->as.name) : -1;
+  for (int i = 0; i < arms->count && subject >= 0; i++)
+    if (pattern_kind(((const MatchArm *)arms->items[i])->pattern) == PATTERN_LITERAL) subject = -1;
+  bool hidden = subject < 0;
+  if (hidden) {
+    compile_expr(c, what, false);
+    declare_local(c, "", e->loc);
+    subject = c->fn->depth - 1;
+  }
+  int depth = c->fn->depth, locals = c->fn->local_count;
+  int *ends = xrealloc(NULL, (size_t)arms->count * sizeof(int));
+  int end_count = 0;
+  const MatchArm *catch_all = NULL;
+  Fails no_field = {0};  /* the run of arms' field missing: on past the run */
+  int run_end = -1;      /* the arm after the run of arms that read one field */
+  const char *field_read = NULL;
+  for (int i = 0; i < arms->count; i++) {
+    const MatchArm *arm = arms->items[i];
+    if (i == run_end) {
+      end_field_run(c, &no_field, depth, locals, e->loc);
+      field_read = NULL;
+    }
+    if (!field_read) run_end = begin_field_run(c, arms, i, subject, &no_field, &field_read);
+    int arm_depth = c->fn->depth, arm_locals = c->fn->local_count;
+    if (catch_all) {
+      diag_warning(c->diag, c->source, arm->loc.line, arm->loc.col,
+                   "this arm is never chosen: an earlier arm (line %d) fits every value", catch_all->loc.line);
+      catch_all = NULL; /* one warning per catch-all is enough */
+    }
+    if (!catch_all && !arm->guard && pattern_matches_all(arm->pattern)) catch_all = arm;
+    if (!pattern_check(arm->pattern, c->diag, c->source)) continue;
+    Fails fails = {0};
+    c->known_field = field_read; /* for the arm's pattern only: not its guard's or body's */
+    c->known_record = subject;
+    c->known_slot = arm_depth - 1;
+    compile_pattern_at(c, arm->pattern, subject, &fails);
+    c->known_field = NULL;
+    if (arm->guard) {
+      compile_expr(c, arm->guard, false);
+      c->line = arm->guard->loc.line;
+      test_fails(c, &fails);
+    }
+    if (run) compile_run(c, arm->body, tail);
+    else compile_expr(c, arm->body, tail);
+    if (!(run && tail)) {
+      end_scope(c, locals);
+      ends[end_count++] = emit_jump(c, OP_JUMP);
+    }
+    fail_path(c, &fails, arm_depth, arm_locals, arm->loc);
+  }
+  if (field_read) end_field_run(c, &no_field, depth, locals, e->loc);
+  emit_match_fail(c, "no arm of this match fits ", subject, e->loc);
+  c->fn->depth = depth + 1;
+  for (int i = 0; i < end_count; i++) patch_jump(c, ends[i], e->loc);
+  free(ends);
+  if (run && tail) return; /* every path has ended */
+  if (hidden) end_scope(c, base);
+}
+
 /* ---- modules ---- */
 
 ObjClosure *compile_module(VM *vm, const Source *source, const Module *module, Diag *diag) {
-  Compiler c = {vm, diag, source, vm_file_name(vm, source->path), NULL, 1, NULL, -1, 0, false, false, false};
+  Compiler c = {vm, diag, source, vm_file_name(vm, source->path), NULL, 1, NULL, -1, 0, false, false, false, NULL, 0, 0};
   int errors_before = diag->errors;
   FnState script;
   begin_fn(&c, &script, PROTO_BLOCK, "<top level>", (Loc){1, 1});

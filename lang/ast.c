@@ -103,6 +103,7 @@ static size_t expr_size(ExprKind kind) {
     case EXPR_LAMBDA: body = sizeof e->as.lambda; break;
     case EXPR_BLOCK: body = sizeof e->as.block; break;
     case EXPR_RETURN: body = sizeof e->as.ret; break;
+    case EXPR_MATCH: body = sizeof e->as.match; break;
   }
   return head + body;
 }
@@ -121,6 +122,15 @@ Stmt *ast_stmt(Arena *arena, StmtKind kind, Loc loc, const char *name, Expr *exp
   stmt->name = name;
   stmt->expr = expr;
   return stmt;
+}
+
+MatchArm *ast_arm(Arena *arena, Loc loc, Expr *pattern, Expr *guard, Expr *body) {
+  MatchArm *arm = arena_alloc(arena, sizeof(MatchArm));
+  arm->loc = loc;
+  arm->pattern = pattern;
+  arm->guard = guard;
+  arm->body = body;
+  return arm;
 }
 
 Decl *ast_decl(Arena *arena, DeclKind kind, Loc loc, const char *name, Expr *expr) {

@@ -40,14 +40,25 @@ typedef enum {
   EXPR_BLOCK,    /* { stmts }: an action                          */
   EXPR_RETURN,   /* return e: the action that yields e            */
   EXPR_THEN,     /* a >> b                                        */
-  EXPR_BIND      /* a >>= f                                       */
+  EXPR_BIND,     /* a >>= f                                       */
+  EXPR_MATCH     /* match e { pattern => e ... }                  */
 } ExprKind;
 
 /* Binary operator codes for EXPR_BINARY / EXPR_UNARY. */
 typedef enum {
   BIN_ADD, BIN_SUB, BIN_MUL, BIN_DIV, BIN_MOD, BIN_EQ, BIN_NE, BIN_LT, BIN_LE, BIN_GT, BIN_GE,
-  BIN_CONCAT, UN_NEG, UN_NOT
+  BIN_CONCAT, UN_NEG, UN_NOT,
+  BIN_CONS       /* x :: xs: cons(x, xs), and the head-and-rest pattern */
 } Operator;
+
+/* One arm of a match: `pattern [if guard] => body`. The pattern is an
+ * expression read as a pattern (lang/pattern.h). */
+typedef struct {
+  Loc loc;
+  Expr *pattern;
+  Expr *guard;          /* NULL: none */
+  Expr *body;
+} MatchArm;
 
 /* Allocated with only the member of `as` its kind uses (ast_expr): read
  * and write only that one. */
@@ -67,11 +78,12 @@ struct Expr {
     struct { Expr *object; Expr *index; } index;
     struct { Operator op; Expr *left; Expr *right; } binary;  /* UNARY: left */
     struct { Expr *cond; Expr *then; Expr *otherwise; } if_;
-    struct { const char *name; Loc name_loc; Expr *value; Expr *body; } let;
+    struct { const char *name; Loc name_loc; Expr *value; Expr *body; Expr *pattern; } let;  /* pattern: NULL for a name */
     struct { NodeList params; Expr *body; const char *name; } lambda;  /* params: char* */
     NodeList block;                  /* Stmt*                         */
     Expr *ret;                       /* RETURN                        */
     struct { Expr *left; Expr *right; } then;  /* THEN and BIND       */
+    struct { Expr *subject; NodeList arms; } match;  /* arms: MatchArm* */
   } as;
 };
 
@@ -84,8 +96,9 @@ typedef enum {
 struct Stmt {
   StmtKind kind;
   Loc loc;
-  const char *name;   /* BIND, LET */
+  const char *name;   /* BIND, LET: the name bound, or NULL with a pattern */
   Expr *expr;
+  Expr *pattern;      /* BIND, LET: what `pattern <- e` or `let pattern = e` destructures */
 };
 
 typedef enum {
@@ -120,6 +133,7 @@ void node_list_push(Arena *arena, NodeList *list, void *item);
 
 Expr *ast_expr(Arena *arena, ExprKind kind, Loc loc);
 Stmt *ast_stmt(Arena *arena, StmtKind kind, Loc loc, const char *name, Expr *expr);
+MatchArm *ast_arm(Arena *arena, Loc loc, Expr *pattern, Expr *guard, Expr *body);
 Decl *ast_decl(Arena *arena, DeclKind kind, Loc loc, const char *name, Expr *expr);
 
 /* Free a module and all its nodes. */

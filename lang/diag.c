@@ -30,15 +30,11 @@ void diag_printable(const char *text, int length, bool cut, char *out) {
   }
 }
 
-void diag_error(Diag *diag, const Source *source, int line, int col, const char *fmt, ...) {
-  diag->errors++;
-  if (diag->errors > DIAG_MAX_ERRORS) return;
+/* `file:line:col: KIND: message`, then the source line and its caret. */
+static void report(Diag *diag, const Source *source, int line, int col, const char *kind, const char *fmt, va_list ap) {
   char text[1024];
-  int n = snprintf(text, sizeof text, "%s:%d:%d: error: ", source->path, line, col);
-  va_list ap;
-  va_start(ap, fmt);
+  int n = snprintf(text, sizeof text, "%s:%d:%d: %s: ", source->path, line, col, kind);
   if (n >= 0 && (size_t)n < sizeof text) vsnprintf(text + n, sizeof text - (size_t)n, fmt, ap);
-  va_end(ap);
   emit(diag, text, strlen(text));
   emit(diag, "\n", 1);
 
@@ -67,4 +63,20 @@ void diag_error(Diag *diag, const Source *source, int line, int col, const char 
     emit(diag, start[i] == '\t' ? "\t" : " ", 1);
   }
   emit(diag, "^\n", 2);
+}
+
+void diag_error(Diag *diag, const Source *source, int line, int col, const char *fmt, ...) {
+  diag->errors++;
+  if (diag->errors > DIAG_MAX_ERRORS) return;
+  va_list ap;
+  va_start(ap, fmt);
+  report(diag, source, line, col, "error", fmt, ap);
+  va_end(ap);
+}
+
+void diag_warning(Diag *diag, const Source *source, int line, int col, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  report(diag, source, line, col, "warning", fmt, ap);
+  va_end(ap);
 }

@@ -25,6 +25,12 @@ typedef struct {
 void diag_error(Diag *diag, const Source *source, int line, int col, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
+/* Report a warning the same way, as `file:line:col: warning: message`:
+ * it does not count as an error (the compilation goes on and succeeds).
+ * Nothing is shown with no `write`, as for errors. */
+void diag_warning(Diag *diag, const Source *source, int line, int col, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
 /* Copy `length` bytes of `text` to `out` (which may be `text`) as they may
  * reach a terminal: control bytes, and in text that is not UTF-8 every
  * byte above 0x7f, become '?'. `cut`: the text was cut short, so a

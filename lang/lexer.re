@@ -184,6 +184,7 @@ static int lex_raw(Lexer *lx, Parser *p, YYSTYPE *value, YYLTYPE *loc) {
       "false"  { return FALSE; }
       "none"   { return NONE; }
       "import" { return IMPORT; }
+      "match"  { return MATCH; }
 
       number unit { return lex_duration(p, (const char *)lx->token, (const char *)lx->cursor, line, col, value); }
       digits {
@@ -229,6 +230,7 @@ static int lex_raw(Lexer *lx, Parser *p, YYSTYPE *value, YYLTYPE *loc) {
       "&&"  { return AND; }
       "||"  { return OR; }
       "#{"  { return HASH_BRACE; }
+      "::"  { return CONS_OP; }
       [-+*/%<>=!(){}[\],;.:] { return *lx->token; }
 
       [\xc0-\xdf] [\x80-\xbf] | [\xe0-\xef] [\x80-\xbf]{2} | [\xf0-\xf7] [\x80-\xbf]{3} {
@@ -262,7 +264,7 @@ static bool ends_statement(int kind) {
 static bool continues_expression(int kind) {
   switch (kind) {
     case THEN_OP: case BIND_OP: case OR: case AND: case EQ: case NE: case LE: case GE:
-    case CONCAT: case '<': case '>': case '+': case '*': case '/': case '%': case '.':
+    case CONCAT: case CONS_OP: case '<': case '>': case '+': case '*': case '/': case '%': case '.':
     case THEN: case ELSE: case IN: case FAT_ARROW: case ')': case ']': case ',': case '=':
     case YYEOF:
       return true;

@@ -35,6 +35,7 @@ typedef struct Parser Parser;
   Stmt *stmt;
   Decl *decl;
   NodeList list;
+  MatchArm *arm;
 }
 
 %code provides {
@@ -99,6 +100,14 @@ static Expr *pair(Parser *p, ExprKind kind, Expr *left, Expr *right, YYLTYPE l) 
   return e;
 }
 
+/* The left side of `x <- e` or `let x = e`: a plain name as it always was,
+ * anything else a pattern for the compiler to check and destructure with. */
+static void name_or_pattern(Parser *p, Stmt *s, Expr *left) {
+  (void)p;
+  if (left->kind == EXPR_NAME) s->name = left->as.name;
+  else s->pattern = left;
+}
+
 static Expr *lambda(Parser *p, NodeList params, Expr *body, const char *name, YYLTYPE l) {
   Expr *e = NEW(EXPR_LAMBDA, l);
   e->as.lambda.params = params;
@@ -113,14 +122,15 @@ static Expr *lambda(Parser *p, NodeList params, Expr *body, const char *name, YY
 %token <string> STRING "string"
 %token <name> IDENT "name"
 %token FN "fn" IF "if" THEN "then" ELSE "else" LET "let" IN "in" RETURN "return"
-%token TRUE "true" FALSE "false" NONE "none" IMPORT "import"
+%token TRUE "true" FALSE "false" NONE "none" IMPORT "import" MATCH "match"
 %token ARROW "<-" FAT_ARROW "=>" THEN_OP ">>" BIND_OP ">>=" CONCAT "++"
-%token EQ "==" NE "!=" LE "<=" GE ">=" AND "&&" OR "||" HASH_BRACE "#{"
+%token EQ "==" NE "!=" LE "<=" GE ">=" AND "&&" OR "||" HASH_BRACE "#{" CONS_OP "::"
 
 %type <expr> expr postfix primary block
 %type <stmt> stmt
 %type <decl> decl
-%type <list> stmt_seq stmt_list params param_list args arg_list fields field_list
+%type <list> stmt_seq stmt_list params param_list args arg_list fields field_list arms arm_list
+%type <arm> arm
 
 %precedence BODY
 %left THEN_OP BIND_OP
@@ -128,7 +138,7 @@ static Expr *lambda(Parser *p, NodeList params, Expr *body, const char *name, YY
 %left OR
 %left AND
 %nonassoc EQ NE '<' LE '>' GE
-%right CONCAT
+%right CONCAT CONS_OP
 %left '+' '-'
 %left '*' '/' '%'
 %precedence UNARY
@@ -184,8 +194,8 @@ stmt_list
   ;
 
 stmt
-  : IDENT ARROW expr       { $$ = ast_stmt(p->arena, STMT_BIND, LOC(@1), $1, $3); }
-  | LET IDENT '=' expr     { $$ = ast_stmt(p->arena, STMT_LET, LOC(@2), $2, $4); }
+  : expr ARROW expr        { $$ = ast_stmt(p->arena, STMT_BIND, LOC(@1), NULL, $3); name_or_pattern(p, $$, $1); }
+  | LET expr '=' expr      { $$ = ast_stmt(p->arena, STMT_LET, LOC(@2), NULL, $4); name_or_pattern(p, $$, $2); }
   | expr                   { $$ = ast_stmt(p->arena, STMT_EXPR, LOC(@1), NULL, $1); }
   | error                  { $$ = NULL; }
   ;
@@ -202,6 +212,7 @@ expr
   | expr '>' expr          { $$ = binary(p, BIN_GT, $1, $3, @2); }
   | expr GE expr           { $$ = binary(p, BIN_GE, $1, $3, @2); }
   | expr CONCAT expr       { $$ = binary(p, BIN_CONCAT, $1, $3, @2); }
+  | expr CONS_OP expr      { $$ = binary(p, BIN_CONS, $1, $3, @2); }
   | expr '+' expr          { $$ = binary(p, BIN_ADD, $1, $3, @2); }
   | expr '-' expr          { $$ = binary(p, BIN_SUB, $1, $3, @2); }
   | expr '*' expr          { $$ = binary(p, BIN_MUL, $1, $3, @2); }
@@ -213,9 +224,11 @@ expr
       $$ = NEW(EXPR_IF, @1);
       $$->as.if_.cond = $2; $$->as.if_.then = $4; $$->as.if_.otherwise = $6;
     }
-  | LET IDENT '=' expr IN expr %prec BODY {
+  | LET expr '=' expr IN expr %prec BODY {
       $$ = NEW(EXPR_LET, @1);
-      $$->as.let.name = $2; $$->as.let.name_loc = LOC(@2); $$->as.let.value = $4; $$->as.let.body = $6;
+      if ($2->kind == EXPR_NAME) $$->as.let.name = $2->as.name;
+      else $$->as.let.pattern = $2;
+      $$->as.let.name_loc = LOC(@2); $$->as.let.value = $4; $$->as.let.body = $6;
     }
   | FN '(' params ')' FAT_ARROW expr %prec BODY { $$ = lambda(p, $3, $6, NULL, @1); }
   | FN '(' params ')' block                     { $$ = lambda(p, $3, $5, NULL, @1); }
@@ -244,6 +257,28 @@ primary
   | '[' args ']'           { $$ = NEW(EXPR_LIST, @1); $$->as.items = $2; }
   | HASH_BRACE fields '}'  { $$ = NEW(EXPR_RECORD, @1); $$->as.record.names = $2; }
   | block
+  | MATCH expr '{' arms '}' { $$ = NEW(EXPR_MATCH, @1); $$->as.match.subject = $2; $$->as.match.arms = $4; }
+  ;
+
+/* match e { pattern [if guard] => expr; ... }: arms end at a line break
+ * (an inserted ';'), a ';' or a ','. A pattern is parsed as an expression
+ * and checked as a pattern by the compiler (lang/pattern.h), as are the
+ * left sides of let and <-. */
+arms
+  : arm_list
+  | arm_list ';'
+  | arm_list ','
+  ;
+
+arm_list
+  : arm                    { $$ = (NodeList){0}; node_list_push(p->arena, &$$, $1); }
+  | arm_list ';' arm       { $$ = $1; node_list_push(p->arena, &$$, $3); }
+  | arm_list ',' arm       { $$ = $1; node_list_push(p->arena, &$$, $3); }
+  ;
+
+arm
+  : expr FAT_ARROW expr            { $$ = ast_arm(p->arena, LOC(@1), $1, NULL, $3); }
+  | expr IF expr FAT_ARROW expr    { $$ = ast_arm(p->arena, LOC(@1), $1, $3, $5); }
   ;
 
 args

@@ -652,6 +652,53 @@ next_thread:
     DISPATCH();
   }
 
+  /* pattern tests (compiler.c compile_pattern): a bool, or the branch at once */
+#define SLOT_TEST(name, test)             \
+  CASE(name): {                           \
+    Value v = slots[READ_BYTE()];         \
+    CONDITION(test(v), 0);                \
+  }
+  SLOT_TEST(IS_NIL, IS_NIL)
+  SLOT_TEST(IS_CONS, IS_CONS)
+  SLOT_TEST(IS_SOME, IS_SOME)
+  SLOT_TEST(IS_RECORD, IS_RECORD)
+#undef SLOT_TEST
+  CASE(EQ_K):
+  CASE(IS_K): {
+    OPCODE_HERE();
+    Value k = CONSTANT(READ_U16()), a = PEEK(0);
+    bool equal;
+    if (IS_INT(a) && IS_INT(k)) {
+      equal = AS_INT(a) == AS_INT(k);
+    } else {
+      uint64_t visited = 0;
+      equal = value_equal_counted(vm, a, k, &visited);
+      if (__builtin_expect(vm->halted, 0)) goto halted;
+    }
+    CONDITION(equal, op == OP_EQ_K ? 1 : 0);
+  }
+  CASE(TRY_FIELD): {
+    /* charged as FIELD charges a field it reads, and a miss as ops_field */
+    ObjString *name = AS_STRING(CONSTANT(READ_U16()));
+    bool found = false;
+    if (IS_RECORD(PEEK(0))) {
+      ObjRecord *record = AS_RECORD(PEEK(0));
+      int i = record_field_index(record, name);
+      found = i >= 0;
+      vm_work(vm, (uint64_t)(found ? i : record->count));
+      PEEK(0) = found ? record->fields[i].value : UNIT_VAL;
+    } else {
+      PEEK(0) = UNIT_VAL;
+    }
+    CONDITION(found, 0);
+  }
+  CASE(MATCH_FAIL): {
+    ObjString *what = AS_STRING(CONSTANT(READ_U16()));
+    STORE_FRAME();
+    ops_match_failed(vm, what, PEEK(0));
+    goto runtime_error;
+  }
+
   CASE(JUMP): {
     int offset = READ_U16();
     ip += offset;

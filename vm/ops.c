@@ -231,3 +231,15 @@ bool ops_negate(VM *vm, Value a, Value *out) {
   out->as.integer = -AS_INT(a);
   return true;
 }
+
+bool ops_match_failed(VM *vm, ObjString *what, Value value) {
+  Buffer shown;
+  buf_init(&shown);
+  enum { LIMIT = 200 };
+  bool whole = value_show_bounded(&shown, value, true, LIMIT) && shown.length <= LIMIT;
+  vm_work(vm, shown.length);
+  int length = whole ? (int)shown.length : LIMIT;
+  rt_error(vm, "%s%.*s%s", what->chars, length, shown.data ? shown.data : "", whole ? "" : "...");
+  buf_free(&shown);
+  return false;
+}

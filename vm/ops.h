@@ -25,6 +25,11 @@ bool ops_negate(VM *vm, Value a, Value *out);
 /* The field `name` (interned) of record `object`. */
 bool ops_field(VM *vm, Value object, ObjString *name, Value *out);
 
+/* The runtime error of a pattern that nothing fitted (MATCH_FAIL):
+ * `what` ("no arm of the match fits ") followed by `value` shown, cut
+ * short after 200 bytes. Always false. */
+bool ops_match_failed(VM *vm, ObjString *what, Value value);
+
 /* object[index]: a list element by int, or a record field by name. */
 bool ops_index(VM *vm, Value object, Value index, Value *out);
 

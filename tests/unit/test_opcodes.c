@@ -90,7 +90,8 @@ static void test_script_opcodes_have_effects(void **state) {
       int pops = opcode_pops((uint8_t)op, a), pushes = opcode_pushes((uint8_t)op, a);
       if (pops == OPCODE_VAR || pushes == OPCODE_VAR) fail_msg("%s %d has no known effect", opcode_info[op].name, a);
       assert_true(pops >= 0 && pops <= 2 * 255 + 1);
-      assert_true(pushes >= 0 && pushes <= 1);
+      /* one value, but TRY_FIELD's field (or ()) and whether it was there */
+      assert_true(pushes >= 0 && pushes <= (op == OP_TRY_FIELD ? 2 : 1));
     }
   }
 }
@@ -100,7 +101,7 @@ static void test_flags(void **state) {
   for (int op = 0; op < OP_COUNT; op++) {
     unsigned flags = opcode_info[op].flags;
     assert_int_equal(!!(flags & OPF_ENDS), op == OP_RETURN || op == OP_JUMP || op == OP_THREAD_EXIT || op == OP_TAIL_SELF ||
-                                                op == OP_TAIL_SELF_BIND);
+                                                op == OP_TAIL_SELF_BIND || op == OP_MATCH_FAIL);
     assert_int_equal(!!(flags & OPF_THEN_BIND), op == OP_CALL_BIND || op == OP_CALL_BIND_HEAP);
     assert_int_equal(!!(flags & OPF_THEN_RETURN), op == OP_TAIL_BIND);
   }
