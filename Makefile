@@ -44,7 +44,7 @@ SWITCH_OBJ   := $(patsubst %.o,%.switch.o,$(CORE_OBJ))
 UNIT_TESTS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 DEPS_OK      := $(BUILD)/.deps-ok
 
-.PHONY: FORCE all release release-test test layers symbols unit-test script-test gc-stress-test demo asan test-asan faultinject fuzz fuzz-smoke fuzz-replay libfuzzer-targets install clean deps bench bench-accept
+.PHONY: FORCE all release release-test test layers symbols unit-test script-test doc-test gc-stress-test demo asan test-asan faultinject fuzz fuzz-smoke fuzz-replay libfuzzer-targets install clean deps bench bench-accept
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/simvm $(BUILD)/simc $(BUILD)/simvm-switch
@@ -140,6 +140,11 @@ script-test: all
 	@bash tests/run_cli.sh $(BUILD)
 	@bash tests/run_explore.sh $(BUILD)
 
+# The man pages against --help and docs/CLI.md, rendered without warnings
+# (tests/run_man.sh).
+doc-test: all | $(DEPS_OK)
+	@bash tests/run_man.sh $(BUILD)
+
 # The layers call only down (tools/layers.sh says which includes may go where),
 # and every pair of vm/ files that call each other is explained in vm/state.h.
 layers: $(CORE_OBJ)
@@ -215,7 +220,7 @@ FUZZ_SECONDS ?= 60
 fuzz-smoke: fuzz
 	@bash tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) fuzz_source fuzz_bytecode
 
-test: all layers symbols unit-test script-test fuzz-replay
+test: all layers symbols unit-test script-test doc-test fuzz-replay
 
 # The same tests under AddressSanitizer and UndefinedBehaviorSanitizer, in
 # their own build tree, then the GC-stress pass of the script suite.
