@@ -141,9 +141,11 @@ script-test: all
 	@bash tests/run_explore.sh $(BUILD)
 
 # The man pages against --help and docs/CLI.md, rendered without warnings
-# (tests/run_man.sh).
+# (tests/run_man.sh), and the editor files against the lexer
+# (tests/check_editors.py).
 doc-test: all | $(DEPS_OK)
 	@bash tests/run_man.sh $(BUILD)
+	@python3 tests/check_editors.py .
 
 # The layers call only down (tools/layers.sh says which includes may go where),
 # and every pair of vm/ files that call each other is explained in vm/state.h.
