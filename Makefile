@@ -1,5 +1,5 @@
 # simvm build.  make | make test | make demo | make asan | make faultinject | make fuzz | make fuzz-smoke
-#               | make release | make release-test | make bench | make install PREFIX=...
+#               | make release | make release-test | make bench | make install PREFIX=... | make uninstall PREFIX=...
 # All outputs go under build/ (generated lexer, parser and prelude included).
 
 CC      ?= cc
@@ -44,7 +44,7 @@ SWITCH_OBJ   := $(patsubst %.o,%.switch.o,$(CORE_OBJ))
 UNIT_TESTS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 DEPS_OK      := $(BUILD)/.deps-ok
 
-.PHONY: FORCE all release release-test test layers symbols unit-test script-test complexity-test gc-stress-test demo asan test-asan faultinject fuzz fuzz-smoke fuzz-replay libfuzzer-targets install clean deps bench bench-accept
+.PHONY: FORCE all release release-test test layers symbols unit-test script-test complexity-test doc-test gc-stress-test demo asan test-asan faultinject fuzz fuzz-smoke fuzz-replay libfuzzer-targets install uninstall install-test clean deps bench bench-accept
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/simvm $(BUILD)/simc $(BUILD)/simvm-switch
@@ -140,6 +140,13 @@ script-test: all
 	@bash tests/run_cli.sh $(BUILD)
 	@bash tests/run_explore.sh $(BUILD)
 
+# The man pages against --help and docs/CLI.md, rendered without warnings
+# (tests/run_man.sh), and the editor files against the lexer
+# (tests/check_editors.py).
+doc-test: all | $(DEPS_OK)
+	@bash tests/run_man.sh $(BUILD)
+	@python3 tests/check_editors.py .
+
 # The layers call only down (tools/layers.sh says which includes may go where),
 # and every pair of vm/ files that call each other is explained in vm/state.h.
 layers: $(CORE_OBJ)
@@ -155,6 +162,10 @@ symbols: $(CORE_OBJ)
 # `-- gc-stress: skip (why)`, see tests/run_scripts.sh).
 gc-stress-test: all
 	@bash tests/run_scripts.sh --gc-stress $(BUILD)/simvm $(BUILD)/simvm-switch
+
+# make install and make uninstall into a temporary prefix (tests/run_install.sh).
+install-test: all
+	@bash tests/run_install.sh "$(MAKE)" $(BUILD)
 
 # ---- fuzzing (tests/fuzz/README.md) ----
 # The targets built with gcc and replay.c's main() replay the seeds and
@@ -232,7 +243,7 @@ COMPLEXITY ?= complexity-test
 complexity-test: all
 	@bash tests/run_complexity.sh $(BUILD)
 
-test: all layers symbols unit-test script-test fuzz-replay $(COMPLEXITY)
+test: all layers symbols unit-test script-test doc-test install-test fuzz-replay $(COMPLEXITY)
 
 # The same tests under AddressSanitizer and UndefinedBehaviorSanitizer, in
 # their own build tree, then the GC-stress pass of the script suite.
@@ -290,9 +301,31 @@ demo: $(BUILD)/simvm
 	@echo
 	@echo 'Every event with its simulated time and thread: $(BUILD)/simvm --trace examples/retry.sim'
 
-install: release
-	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 755 $(RELEASE)/simvm $(RELEASE)/simc $(DESTDIR)$(PREFIX)/bin/
+# make install PREFIX=...: the release build's simvm and simc (INSTALL_FROM
+# names another build: the tests install build/'s), the man pages and the
+# editor files (editors/README.md); make uninstall PREFIX=... removes
+# exactly those files, then the directories left empty.
+INSTALL_FROM ?= $(RELEASE)
+BIN_DIR      = $(DESTDIR)$(PREFIX)/bin
+MAN_DIR      = $(DESTDIR)$(PREFIX)/share/man/man1
+EDITOR_DIR   = $(DESTDIR)$(PREFIX)/share/simvm/editors
+MAN_PAGES    := simvm.1 simc.1
+EDITOR_FILES := README.md simvm.tmLanguage.json vscode/package.json vscode/language-configuration.json \
+                vscode/syntaxes/simvm.tmLanguage.json vim/syntax/sim.vim vim/ftdetect/sim.vim
+# innermost first, so each is empty by its turn; ours, then the shared ones
+EDITOR_DIRS  = $(EDITOR_DIR)/vscode/syntaxes $(EDITOR_DIR)/vscode $(EDITOR_DIR)/vim/syntax $(EDITOR_DIR)/vim/ftdetect \
+               $(EDITOR_DIR)/vim $(EDITOR_DIR) $(DESTDIR)$(PREFIX)/share/simvm
+SHARED_DIRS  = $(BIN_DIR) $(MAN_DIR) $(DESTDIR)$(PREFIX)/share/man $(DESTDIR)$(PREFIX)/share
+
+install: $(if $(filter $(RELEASE),$(INSTALL_FROM)),release,$(INSTALL_FROM)/simvm $(INSTALL_FROM)/simc)
+	install -d $(BIN_DIR) $(MAN_DIR) $(sort $(dir $(addprefix $(EDITOR_DIR)/,$(EDITOR_FILES))))
+	install -m 755 $(INSTALL_FROM)/simvm $(INSTALL_FROM)/simc $(BIN_DIR)/
+	install -m 644 $(addprefix docs/man/,$(MAN_PAGES)) $(MAN_DIR)/
+	$(foreach f,$(EDITOR_FILES),install -m 644 editors/$(f) $(EDITOR_DIR)/$(f) &&) true
+
+uninstall:
+	rm -f $(BIN_DIR)/simvm $(BIN_DIR)/simc $(addprefix $(MAN_DIR)/,$(MAN_PAGES)) $(addprefix $(EDITOR_DIR)/,$(EDITOR_FILES))
+	@for d in $(EDITOR_DIRS) $(SHARED_DIRS); do [ ! -d "$$d" ] || rmdir --ignore-fail-on-non-empty "$$d"; done
 
 clean:
 	rm -rf build

@@ -20,7 +20,8 @@ static const char usage_text[] =
     "\n"
     "Run a .sim script (or a program compiled by simc -o) on a simulated clock\n"
     "and print what it says.\n"
-    "Arguments after the file are the script's; it reads them with args().\n"
+    "Arguments after the file are the script's; it reads them with args()\n"
+    "(one of simvm's options there gets a warning, unless after --).\n"
     "-- ends the options (simvm -- -odd-name.sim).\n"
     "\n"
     "options:\n"
@@ -352,6 +353,37 @@ static bool outputs_spare_inputs(const Output *outputs, int count, const char *s
   return true;
 }
 
+/* simvm's own options, as --help lists them: one of them after the script
+ * is most likely meant for simvm, not the script (tests/run_cli.sh checks
+ * this list against --help). */
+static const char *const simvm_options[] = {
+    "-q", "--quiet", "--trace", "--result", "--sandbox", "--max-steps", "--max-work", "--max-time", "--max-heap",
+    "--max-threads", "--strict-shutdown", "--fail-on", "-O0", "-O1", "-O", "--profile", "--profile-json",
+    "--profile-folded", "--trace-json", "--stats-json", "--timeline", "--max-trace-size", "--repeat", "--explore",
+    "--strategy", "--seed", "--data-seed", "--depth", "--preemptions", "--jitter", "--jobs", "--shard", "--json",
+    "--schedule-out", "--no-shrink", "--replay", "-h", "--help", "--version",
+};
+
+static bool is_simvm_option(const char *word) {
+  if (strncmp(word, "--trace=", 8) == 0 || strncmp(word, "--actions=", 10) == 0 ||
+      strncmp(word, "--continuations=", 16) == 0)
+    return true;
+  for (size_t k = 0; k < sizeof simvm_options / sizeof simvm_options[0]; k++)
+    if (strcmp(word, simvm_options[k]) == 0) return true;
+  return false;
+}
+
+/* `simvm x.sim --trace` runs x.sim with "--trace" in args() and no trace:
+ * say so on stderr, for each of simvm's options among the script's
+ * arguments before any "--" (which, like a "--" before the script, says the
+ * words are meant for the script). */
+static void warn_options_after_script(int argc, char **argv, int first) {
+  for (int k = first; k < argc && strcmp(argv[k], "--") != 0; k++)
+    if (is_simvm_option(argv[k]))
+      fprintf(stderr, "simvm: warning: '%s' after the script is passed to the script; put simvm's options before "
+                      "the script\n", argv[k]);
+}
+
 int main(int argc, char **argv) {
   static char out_buffer[1 << 16];
   setvbuf(stdout, out_buffer, _IOFBF, sizeof out_buffer);
@@ -373,11 +405,13 @@ int main(int argc, char **argv) {
   bool seed_given = false, data_seed_given = false;
   uint64_t seed = 0;
   const char *argv_seed = NULL, *argv_shard = NULL; /* as given, for messages */
+  bool options_ended = false; /* by "--": the script's arguments are meant as they are */
   int i = 1;
   for (; i < argc && argv[i][0] == '-' && argv[i][1] != '\0'; i++) {
     const char *arg = argv[i];
     if (strcmp(arg, "--") == 0) {
       i++;
+      options_ended = true;
       break;
     } else if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
       fputs(usage_text, stdout);
@@ -594,6 +628,7 @@ int main(int argc, char **argv) {
   explore.script = path;
   explore.quiet = quiet;
   explore.fail_on_limit = fail_on_limit;
+  if (!options_ended) warn_options_after_script(argc, argv, i);
   config.argv = (const char **)argv + i;
   config.argc = argc - i;
   if (quiet || config.trace) config.write_say = NULL;

@@ -279,5 +279,20 @@ expect "direct, heap"        0 "g x binds 2 continuations 2 (on the thread's sta
   sh -c "out=\$('$simvm' --actions=direct --continuations=heap --profile callbind.sim 2>c.err); echo \$out \$(grep -E '^  (binds|continuations)  ' c.err)"
 expect "last option wins"    0 "same" sh -c "'$simvm' -O0 --actions=direct --profile-json a.json callbind.sim >/dev/null && '$simvm' --continuations=heap --profile-json b.json callbind.sim >/dev/null && '$simvm' --actions=reified --continuations=heap -O1 --profile-json c.json callbind.sim >/dev/null && grep '\"binds\"' a.json >a.b && grep '\"binds\"' b.json >b.b && grep '\"binds\"' c.json >c.b && cmp -s a.b b.b && ! cmp -s a.b c.b && echo same"
 
+# simvm's options after the script go to the script, with a warning on
+# stderr; a "--" before the script, or before those words, says they are
+# the script's, and silences it
+expect "option after the script" 0 "simvm: warning: '--trace' after the script is passed to the script; put simvm's options before the script" \
+  "$simvm" hi.sim --trace
+expect "options after the script" 0 "2 hi" sh -c "'$simvm' hi.sim --max-steps 5 -q 2>w.err >w.out; echo \$(grep -c \"^simvm: warning: '\\(--max-steps\\|-q\\)' after the script\" w.err) \$(cat w.out)"
+expect "no warning for a script's word" 0 "hi" "$simvm" hi.sim --verbose 5
+expect "no warning after -- before the script" 0 "hi" "$simvm" -- hi.sim --trace
+expect "no warning after -- in the arguments" 0 "hi" "$simvm" hi.sim -- --trace
+# every option --help lists is one the warning knows
+for opt in $(sh "$root/tools/help_options.sh" "$simvm") --trace=user; do
+  expect "warning knows $opt" 0 "simvm: warning: '$opt' after the script is passed to the script; put simvm's options before the script" \
+    "$simvm" hi.sim "$opt"
+done
+
 echo "cli: $passed passed, $failed failed"
 [ "$failed" = 0 ]

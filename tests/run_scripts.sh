@@ -32,19 +32,25 @@
 # With --gc-stress (make asan) each script instead runs once with
 # SIMVM_GC_STRESS=1, the collector running at every allocation, and must
 # meet the same expectations, under a limit of 60 s (or its own).
-# usage: run_scripts.sh [--gc-stress] SIMVM SIMVM_SWITCH
+#
+# The scripts (and io-sim's programs, as one more job) run in parallel, in
+# SIMVM_TEST_JOBS processes (default: nproc), each job in a directory of
+# its own; their reports are printed in the order of the scripts' paths
+# once all have ended, so the output does not depend on the timing.
+# Scripts named after SIMVM_SWITCH run alone, without io-sim's programs.
+# usage: run_scripts.sh [--gc-stress] SIMVM SIMVM_SWITCH [SCRIPT...]
 set -u
 gc_stress=false
 if [ "${1:-}" = --gc-stress ]; then gc_stress=true; shift; fi
 simvm=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 simvm_switch=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
+shift 2
 simc=$(dirname "$simvm")/simc
 root=$(cd "$(dirname "$0")/.." && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-passed=0
-failed=0
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
 limit=10
+jobs=${SIMVM_TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
 
 fail() {
   echo "FAIL $1: $2"
@@ -177,18 +183,9 @@ check_script() {
   passed=$((passed + 1))
 }
 
-while IFS= read -r script; do
-  check_script "$script"
-done < <(find "$root/tests/lang" "$root/examples" "$root/bench/compute" "$root/bench/ab" -name imports -prune -o -name '*.sim' -print | LC_ALL=C sort)
-
-if $gc_stress; then
-  echo "scripts with SIMVM_GC_STRESS=1: $passed passed, $failed failed"
-  [ "$failed" = 0 ]
-  exit
-fi
-
 # io-sim's benchmark programs print exactly what io-sim's do: a result
 # (--result), or N empty lines (say ""), nothing on stderr.
+check_seeds() {
 seed=$root/bench/seed
 # empty_lines N: N newlines
 empty_lines() { [ "$1" = 0 ] || printf '%*s' "$1" '' | tr ' ' '\n'; }
@@ -269,6 +266,52 @@ for spec in "threadDelay.sim" "timeout_fail.sim" "timeout_succeed.sim" "timeout_
     passed=$((passed + 1))
   else fail "bench/seed $spec" "trace differs between runs or under -O0 or a mixed --actions/--continuations"; fi
 done
+}
 
-echo "scripts: $passed passed, $failed failed"
+# run_job "INDEX SPEC": one job (a script's path, or @seed for io-sim's
+# programs) in a directory of its own, its report into $work/INDEX.log and
+# its counts, "PASSED FAILED", into $work/INDEX.count.
+run_job() {
+  local index=${1%% *} spec=${1#* }
+  local tmp passed=0 failed=0
+  tmp=$(mktemp -d "$work/job.XXXXXX")
+  if [ "$spec" = @seed ]; then check_seeds; else check_script "$spec"; fi >"$work/$index.log" 2>&1
+  echo "$passed $failed" >"$work/$index.count"
+  rm -rf "$tmp"
+}
+export -f run_job check_script check_seeds fail run field expectations meets_expectations
+export simvm simvm_switch simc root work limit gc_stress
+
+if [ $# -gt 0 ]; then
+  for script in "$@"; do (cd "$(dirname "$script")" && echo "$(pwd)/$(basename "$script")"); done
+else
+  find "$root/tests/lang" "$root/examples" "$root/bench/compute" "$root/bench/ab" -name imports -prune -o -name '*.sim' -print | LC_ALL=C sort
+fi | awk '{ printf "%05d %s\n", NR, $0 }' >"$work/scripts"
+# io-sim's programs, the longest job, start first and report last
+specs=$work/scripts
+if ! $gc_stress && [ $# = 0 ]; then
+  { echo "99999 @seed"; cat "$work/scripts"; } >"$work/specs"
+  specs=$work/specs
+fi
+xargs -d '\n' -P "$jobs" -I{} bash -c 'run_job "$1"' _ {} <"$specs"
+
+passed=0
+failed=0
+while read -r index spec; do
+  if [ -f "$work/$index.count" ]; then
+    cat "$work/$index.log"
+    read -r p f <"$work/$index.count"
+    passed=$((passed + p))
+    failed=$((failed + f))
+  else
+    echo "FAIL ${spec#"$root"/}: its job ended without a result"
+    failed=$((failed + 1))
+  fi
+done < <(LC_ALL=C sort "$specs")
+
+if $gc_stress; then
+  echo "scripts with SIMVM_GC_STRESS=1: $passed passed, $failed failed"
+else
+  echo "scripts: $passed passed, $failed failed"
+fi
 [ "$failed" = 0 ]

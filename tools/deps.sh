@@ -1,7 +1,9 @@
 #!/bin/sh
 # Check the build's tools and libraries (re2c, bison, cmocka, jq, which
 # the exploration tests merge sharded outputs with: tools/merge.jq, and
-# valgrind, which the complexity scan counts instructions with); install
+# valgrind, which the complexity scan counts instructions with, groff,
+# which the man page test renders docs/man/ with, and python3, which
+# checks the editor files: tests/check_editors.py); install
 # the missing ones with apt-get when running as root, or print the command
 # to run.
 missing=""
@@ -9,6 +11,8 @@ command -v re2c >/dev/null 2>&1 || missing="$missing re2c"
 command -v jq >/dev/null 2>&1 || missing="$missing jq"
 command -v bison >/dev/null 2>&1 || missing="$missing bison"
 command -v valgrind >/dev/null 2>&1 || missing="$missing valgrind"
+command -v groff >/dev/null 2>&1 || missing="$missing groff-base"
+command -v python3 >/dev/null 2>&1 || missing="$missing python3"
 if ! printf '#include <stdarg.h>\n#include <stddef.h>\n#include <stdint.h>\n#include <setjmp.h>\n#include <cmocka.h>\nint main(void){return 0;}\n' \
      | ${CC:-cc} -x c - -o /dev/null -lcmocka >/dev/null 2>&1; then
   missing="$missing libcmocka-dev"

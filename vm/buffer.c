@@ -81,8 +81,7 @@ void buf_free(Buffer *buf) {
   buf_init(buf);
 }
 
-void buf_append_quoted(Buffer *buf, const char *text, size_t length) {
-  buf_append(buf, "\"", 1);
+void buf_append_escaped(Buffer *buf, const char *text, size_t length) {
   for (size_t i = 0; i < length; i++) {
     unsigned char c = (unsigned char)text[i];
     switch (c) {
@@ -95,5 +94,10 @@ void buf_append_quoted(Buffer *buf, const char *text, size_t length) {
         else buf_append(buf, (const char *)&c, 1);
     }
   }
+}
+
+void buf_append_quoted(Buffer *buf, const char *text, size_t length) {
+  buf_append(buf, "\"", 1);
+  buf_append_escaped(buf, text, length);
   buf_append(buf, "\"", 1);
 }

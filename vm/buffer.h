@@ -45,6 +45,8 @@ void buf_printf(Buffer *buf, const char *fmt, ...) __attribute__((format(printf,
 void buf_vprintf(Buffer *buf, const char *fmt, va_list ap);
 /* Append text in double quotes, escaping quotes, backslashes and control bytes. */
 void buf_append_quoted(Buffer *buf, const char *text, size_t length);
+/* The same without the quotes: text that must stay on one line of a report. */
+void buf_append_escaped(Buffer *buf, const char *text, size_t length);
 /* Append text as a JSON string literal (quotes, escapes). */
 void buf_append_json(Buffer *buf, const char *text);
 void buf_append_json_bytes(Buffer *buf, const char *text, size_t length);

@@ -321,7 +321,11 @@ void thread_id(Buffer *out, const ObjThread *thread) {
 
 void thread_name(Buffer *out, const ObjThread *thread) {
   thread_id(out, thread);
-  if (thread->label) buf_printf(out, " (%.*s)", thread->label->length, thread->label->chars);
+  if (!thread->label) return;
+  /* escaped as a say is in the trace: a label's newline cannot split a line */
+  buf_append(out, " (", 2);
+  buf_append_escaped(out, thread->label->chars, (size_t)thread->label->length);
+  buf_append(out, ")", 1);
 }
 
 bool thread_frame_location(VM *vm, const CallFrame *frame, const ObjProto **proto, int *line) {

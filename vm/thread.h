@@ -266,7 +266,9 @@ void thread_note_raise(VM *vm, ObjThread *thread, Value exc, ObjThread *from);
 /* Append the id: "main", "1", "1.2". */
 void thread_id(Buffer *out, const ObjThread *thread);
 
-/* Append the id followed by the label, if any: "1.2 (client)". */
+/* Append the id followed by the label, if any: "1.2 (client)"; the label
+ * escaped as a say is in the trace (newline \n, control bytes \xHH), so it
+ * stays on its line. */
 void thread_name(Buffer *out, const ObjThread *thread);
 
 #endif
