@@ -192,6 +192,10 @@ printf 'fn build(n, x) = if n == 0 then x else build(n - 1, [x, x])\nmain = erro
 expect "max-work: == of shared" 5 "simvm: work limit reached: at least 1000000 units of work done (--max-work)" "$simvm" --max-work 1000000 shared-eq.sim
 expect "max-work: show of shared" 5 "simvm: work limit reached: at least 1000000 units of work done (--max-work)" "$simvm" --max-work 1000000 shared-show.sim
 expect "max-work: error of shared" 5 "simvm: work limit reached: at least 1000000 units of work done (--max-work)" "$simvm" --max-work 1000000 shared-error.sim
+# a sort of 300,000 ints stops inside its merges at --max-work (its
+# comparisons charged in batches)
+printf 'main = {\n  let xs = range(0, 300000)\n  say(length(sort(xs)))\n}\n' >"$tmp/sort-work.sim"
+expect "max-work: sort"      5 "simvm: work limit reached: at least 1000000 units of work done (--max-work)" "$simvm" --max-work 1000000 sort-work.sim
 expect "max-heap: show of shared" 0 "5 simvm: heap limit reached: N bytes in use (--max-heap)" \
   sh -c "'$simvm' --max-heap 20MB shared-show.sim 2>h.err; echo \$? \$(sed 's/: [0-9]* bytes/: N bytes/' h.err)"
 expect "SIGTERM: == of shared" 0 "143 simvm: terminated" \
