@@ -27,6 +27,7 @@ static int kind_rank(Value v) {
     case OBJ_CONS: return 6;
     case OBJ_SOME: return 7;
     case OBJ_RECORD: return 8;
+    case OBJ_MAP: return 9;
     default: return 0;
   }
 }
@@ -142,6 +143,20 @@ bool order_values(Value a, Value b, int *order, Value *bad_a, Value *bad_b, uint
         else push_pair(&s, AS_SOME(x)->value, AS_SOME(y)->value);
         break;
       case 8: *order = order_records(&s, AS_RECORD(x), AS_RECORD(y), work); break;
+      case 9: { /* as the record #{key, value, left, right, height, size} it was: by
+                   height, key, left, right, size, value (the names' order) */
+        const ObjMap *mx = AS_MAP(x), *my = AS_MAP(y);
+        *order = (mx->height > my->height) - (mx->height < my->height);
+        if (!*order) {
+          push_pair(&s, mx->value, my->value);
+          push_pair(&s, INT_VAL(mx->size), INT_VAL(my->size));
+          push_pair(&s, mx->right ? OBJ_VAL(mx->right) : NONE_VAL, my->right ? OBJ_VAL(my->right) : NONE_VAL);
+          push_pair(&s, mx->left ? OBJ_VAL(mx->left) : NONE_VAL, my->left ? OBJ_VAL(my->left) : NONE_VAL);
+          push_pair(&s, mx->key, my->key);
+        }
+        *work += 12; /* the two records' fields */
+        break;
+      }
     }
     if (!ordered) break;
   }
