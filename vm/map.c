@@ -19,17 +19,31 @@ static inline Value map_value(ObjMap *m) { return m ? OBJ_VAL(m) : NONE_VAL; }
  * at most four at each level (a double rotation), one level more than h. */
 static inline size_t update_bytes(const ObjMap *m) { return (size_t)(4 * (height_of(m) + 2)) * sizeof(ObjMap); }
 
-/* stdlib/map.sim's mapNode: a node over two subtrees (after gc_reserve). */
-static ObjMap *node_new(VM *vm, Value key, Value value, ObjMap *left, ObjMap *right) {
+/* A node over subtrees of heights hl and hr and `below` keys together
+ * (after gc_reserve): mapNode, told what it would read. */
+static inline ObjMap *node_known(VM *vm, Value key, Value value, ObjMap *left, int hl, ObjMap *right, int hr,
+                                 int below) {
   ObjMap *node = (ObjMap *)gc_alloc_reserved(vm, sizeof(ObjMap), OBJ_MAP);
-  int hl = height_of(left), hr = height_of(right);
-  node->height = (hl > hr ? hl : hr) + 1;
-  node->size = size_of(left) + size_of(right) + 1;
+  node->height = (int16_t)((hl > hr ? hl : hr) + 1);
+  node->tilt = (int8_t)(hl - hr);
+  node->size = below + 1;
   node->key = key;
   node->value = value;
   node->left = left;
   node->right = right;
   return node;
+}
+
+/* stdlib/map.sim's mapNode: a node over two subtrees (after gc_reserve). */
+static ObjMap *node_new(VM *vm, Value key, Value value, ObjMap *left, ObjMap *right) {
+  return node_known(vm, key, value, left, height_of(left), right, height_of(right), size_of(left) + size_of(right));
+}
+
+/* The heights of m's subtrees, from m alone. */
+static inline void child_heights(const ObjMap *m, int *hl, int *hr) {
+  int h = m->height - 1;
+  *hl = m->tilt >= 0 ? h : h + m->tilt;
+  *hr = m->tilt <= 0 ? h : h - m->tilt;
 }
 
 static ObjMap *rotate_right(VM *vm, Value k, Value v, ObjMap *l, ObjMap *r) {
@@ -84,15 +98,33 @@ static bool find_node(VM *vm, ObjMap *m, Value k, ObjMap **found, uint64_t *work
 
 /* ---- updates (after gc_reserve(update_bytes(m))) ---- */
 
-/* mapInsert; NULL after an error. */
-static ObjMap *insert(VM *vm, ObjMap *m, Value k, Value v, uint64_t *work) {
-  if (!m) return node_new(vm, k, v, NULL, NULL);
-  int c;
+/* mapBalance when the subtrees' heights and sizes are known: only a
+ * rotation reads the nodes below. */
+static inline ObjMap *balance_known(VM *vm, Value k, Value v, ObjMap *l, int hl, ObjMap *r, int hr, int below) {
+  if (hl > hr + 1 || hr > hl + 1) return balance(vm, k, v, l, r);
+  return node_known(vm, k, v, l, hl, r, hr, below);
+}
+
+/* mapInsert; NULL after an error. *added: k was not there. The side not
+ * taken is never read (a cache miss a level saved): its height comes from
+ * m's tilt, its size from m's. */
+static ObjMap *insert(VM *vm, ObjMap *m, Value k, Value v, bool *added, uint64_t *work) {
+  if (!m) {
+    *added = true;
+    return node_known(vm, k, v, NULL, 0, NULL, 0, 0);
+  }
+  int c, hl, hr;
   if (!key_order(vm, k, m->key, &c, work)) return NULL;
-  if (c == 0) return node_new(vm, k, v, m->left, m->right); /* the new key: 2.0 replaces 2 */
-  ObjMap *sub = insert(vm, c < 0 ? m->left : m->right, k, v, work);
+  child_heights(m, &hl, &hr);
+  if (c == 0) { /* the new key: 2.0 replaces 2 */
+    *added = false;
+    return node_known(vm, k, v, m->left, hl, m->right, hr, m->size - 1);
+  }
+  ObjMap *sub = insert(vm, c < 0 ? m->left : m->right, k, v, added, work);
   if (!sub) return NULL;
-  return c < 0 ? balance(vm, m->key, m->value, sub, m->right) : balance(vm, m->key, m->value, m->left, sub);
+  int below = m->size - 1 + (*added ? 1 : 0);
+  return c < 0 ? balance_known(vm, m->key, m->value, sub, sub->height, m->right, hr, below)
+               : balance_known(vm, m->key, m->value, m->left, hl, sub, sub->height, below);
 }
 
 /* mapDeleteMin: m (not NULL) without its least key. */
@@ -191,7 +223,8 @@ static bool built_insert(VM *vm, Value k, Value v, bool replace, uint64_t *work)
     if (found) return true;
   }
   gc_reserve(vm, update_bytes(m));
-  ObjMap *next = insert(vm, m, k, v, work);
+  bool added;
+  ObjMap *next = insert(vm, m, k, v, &added, work);
   if (!next) return false;
   *built(vm) = OBJ_VAL(next);
   return true;
@@ -213,7 +246,8 @@ bool nat_map_insert(VM *vm, Value *args, Value *result) {
   if (!map_arg(vm, "mapInsert", args[0], &m)) return false;
   uint64_t work = 0;
   gc_reserve(vm, update_bytes(m));
-  ObjMap *next = insert(vm, m, args[1], args[2], &work);
+  bool added;
+  ObjMap *next = insert(vm, m, args[1], args[2], &added, &work);
   vm_work(vm, work);
   if (!next) return false;
   *result = OBJ_VAL(next);

@@ -295,10 +295,13 @@ typedef struct {
 typedef struct ObjMap ObjMap;
 struct ObjMap {
   Obj obj;
-  int32_t height;     /* 1 for a leaf                                     */
+  int16_t height;     /* 1 for a leaf                                     */
+  int8_t tilt;        /* left's height less right's: an insertion knows the
+                         untouched side's height without reading it       */
   int32_t size;       /* keys in this subtree                             */
-  Value key, value;
+  Value key;          /* key, left and right together: what a search reads */
   ObjMap *left, *right; /* smaller / larger keys, or NULL                */
+  Value value;
 };
 
 #define OBJ_TYPE(v)      (AS_OBJ(v)->type)
