@@ -6,9 +6,9 @@
  * collector); thread, stm, mvar, show, events and its sinks, profile;
  * state.c (this header's services: reports, runtime errors, limits,
  * globals); sched; the primitives (prim*.c), unwinding, value operations,
- * the builtin table and opcode_effects.c, which reads it; debug (the
- * disassembler); interp; vm.c (VM lifetime, running). The files that call
- * each other, and why:
+ * import "map"'s tree (map.c), the builtin table and opcode_effects.c,
+ * which reads it; debug (the disassembler); interp; vm.c (VM lifetime,
+ * running). The files that call each other, and why:
  *   memory.c <-> thread.c, stm.c   the collector frees what objects own (memory.h)
  *   sched.c  <-> stm.c, mvar.c     blocking: stm and mvar park and wake
  *                                  threads through the scheduler, which
