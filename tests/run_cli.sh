@@ -198,6 +198,14 @@ expect "max-heap: say of shared" 0 "5 simvm: heap limit reached: N bytes in use 
 expect "max-work: == of shared" 5 "simvm: work limit reached: at least 1000000 units of work done (--max-work)" "$simvm" --max-work 1000000 shared-eq.sim
 expect "max-work: show of shared" 5 "simvm: work limit reached: at least 1000000 units of work done (--max-work)" "$simvm" --max-work 1000000 shared-show.sim
 expect "max-work: error of shared" 5 "simvm: work limit reached: at least 1000000 units of work done (--max-work)" "$simvm" --max-work 1000000 shared-error.sim
+# a sort of 300,000 ints stops inside its merges at --max-work (its
+# comparisons charged in batches)
+printf 'main = {\n  let xs = range(0, 300000)\n  say(length(sort(xs)))\n}\n' >"$tmp/sort-work.sim"
+expect "max-work: sort"      5 "simvm: work limit reached: at least 1000000 units of work done (--max-work)" "$simvm" --max-work 1000000 sort-work.sim
+# so does import "map"'s set of 300,000 keys made in C from a list (the
+# list costs 3.3 million instructions, the set some 5 million units of work)
+printf 'import "map"\nmain = {\n  let xs = range(0, 300000)\n  say(setSize(setFromList(xs)))\n}\n' >"$tmp/map-work.sim"
+expect "max-work: setFromList" 5 "simvm: work limit reached: at least 4000000 units of work done (--max-work)" "$simvm" --max-work 4000000 map-work.sim
 expect "max-heap: show of shared" 0 "5 simvm: heap limit reached: N bytes in use (--max-heap)" \
   sh -c "'$simvm' --max-heap 20MB shared-show.sim 2>h.err; echo \$? \$(sed 's/: [0-9]* bytes/: N bytes/' h.err)"
 expect "SIGTERM: == of shared" 0 "143 simvm: terminated" \
@@ -231,7 +239,7 @@ printf 'x = 7\n' >"$tmp/box/lib/in.sim" && printf 'y = 1\n' >"$tmp/shared.sim"
 expect "import outside"      0 "8" "$simvm" box/main.sim
 printf 'import "map"\nmain = say(mapToList(mapInsert(mapEmpty, 1, 2)))\n' >"$tmp/box/stdmod.sim"
 expect "sandbox: the standard library" 0 "[[1, 2]]" "$simvm" --sandbox box/stdmod.sim
-expect "simc -l: a module"   0 "function mapInsert (stdlib/map.sim:35): 3 params" \
+expect "simc -l: a module"   0 "function mapInsert (stdlib/map.sim:22): 3 params" \
   sh -c "'$simc' -l box/stdmod.sim | grep '^function mapInsert' | cut -d, -f1"
 expect "sandbox"             3 "box/main.sim:2:1: error: cannot import '../shared.sim': --sandbox allows only files under the script's directory" "$simvm" --sandbox box/main.sim
 expect "output over an import" 2 "simvm: --trace-json 'box/lib/in.sim' is a file the script imports: an output must not overwrite an input x = 7" \

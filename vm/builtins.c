@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "map.h"
 #include "ops.h"
 #include "order.h"
 #include "state.h"

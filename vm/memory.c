@@ -203,6 +203,14 @@ static void blacken(GrayStack *gray, Obj *obj) {
       mark_obj(gray, (Obj *)exc->trace);
       break;
     }
+    case OBJ_MAP: {
+      ObjMap *node = (ObjMap *)obj;
+      mark_value(gray, node->key);
+      mark_value(gray, node->value);
+      mark_obj(gray, (Obj *)node->left);
+      mark_obj(gray, (Obj *)node->right);
+      break;
+    }
     case OBJ_CONTINUATION: {
       ObjContinuation *cont = (ObjContinuation *)obj;
       mark_obj(gray, (Obj *)cont->closure);
@@ -258,6 +266,7 @@ static size_t object_size(Obj *obj) {
     case OBJ_MVAR: return sizeof(ObjMVar);
     case OBJ_TVAR: return sizeof(ObjTVar);
     case OBJ_CONTINUATION: return sizeof(ObjContinuation) + (size_t)((ObjContinuation *)obj)->count * sizeof(Value);
+    case OBJ_MAP: return sizeof(ObjMap);
     case OBJ_FREE: break;
   }
   return 0;

@@ -26,6 +26,7 @@ typedef enum {
   OBJ_MVAR,      /* a synchronising box, full or empty (vm/mvar.c)       */
   OBJ_TVAR,      /* a transactional variable (vm/stm.c)                  */
   OBJ_CONTINUATION, /* -O0: the rest of a block, copied to the heap by a bind */
+  OBJ_MAP,       /* a node of import "map"'s persistent AVL tree (vm/map.h) */
   OBJ_FREE         /* internal: a dead slot of the heap (vm/heap.h), never a value */
 } ObjType;
 
@@ -286,6 +287,23 @@ typedef struct {
   Value values[];
 } ObjContinuation;
 
+/* A node of an ordered map (import "map", vm/map.h): a persistent AVL
+ * tree, never changed once made. The empty map is `none`, an empty
+ * subtree NULL. It shows, compares and equals as the record
+ * #{key, value, left, right, height, size} that stdlib/map.sim's tree of
+ * records was, so outputs stay as they were. */
+typedef struct ObjMap ObjMap;
+struct ObjMap {
+  Obj obj;
+  int16_t height;     /* 1 for a leaf                                     */
+  int8_t tilt;        /* left's height less right's: an insertion knows the
+                         untouched side's height without reading it       */
+  int32_t size;       /* keys in this subtree                             */
+  Value key;          /* key, left and right together: what a search reads */
+  ObjMap *left, *right; /* smaller / larger keys, or NULL                */
+  Value value;
+};
+
 #define OBJ_TYPE(v)      (AS_OBJ(v)->type)
 #define IS_OBJ_TYPE(v, t) (IS_OBJ(v) && OBJ_TYPE(v) == (t))
 #define IS_STRING(v)     IS_OBJ_TYPE(v, OBJ_STRING)
@@ -302,6 +320,7 @@ typedef struct {
 #define IS_EXCEPTION(v)  IS_OBJ_TYPE(v, OBJ_EXCEPTION)
 #define IS_MVAR(v)       IS_OBJ_TYPE(v, OBJ_MVAR)
 #define IS_TVAR(v)       IS_OBJ_TYPE(v, OBJ_TVAR)
+#define IS_MAP(v)        IS_OBJ_TYPE(v, OBJ_MAP)
 
 #define AS_STRING(v)     ((ObjString *)AS_OBJ(v))
 #define AS_CSTRING(v)    (((ObjString *)AS_OBJ(v))->chars)
@@ -318,6 +337,7 @@ typedef struct {
 #define AS_MVAR(v)       ((ObjMVar *)AS_OBJ(v))
 #define AS_TVAR(v)       ((ObjTVar *)AS_OBJ(v))
 #define AS_CONTINUATION(v) ((ObjContinuation *)AS_OBJ(v))
+#define AS_MAP(v)        ((ObjMap *)AS_OBJ(v))
 
 /* The first cell of `v` when it is a non-empty list, else NULL: walk a
  * list with `for (ObjCons *c = list_cell(v); c; c = c->tail)`. */

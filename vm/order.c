@@ -27,6 +27,7 @@ static int kind_rank(Value v) {
     case OBJ_CONS: return 6;
     case OBJ_SOME: return 7;
     case OBJ_RECORD: return 8;
+    case OBJ_MAP: return 9;
     default: return 0;
   }
 }
@@ -94,8 +95,10 @@ static int order_records(PairStack *s, const ObjRecord *x, const ObjRecord *y, u
 }
 
 bool order_values(Value a, Value b, int *order, Value *bad_a, Value *bad_b, uint64_t *work) {
-  PairStack s = {NULL, 0, 64, {{0}}};
+  PairStack s; /* its small array stays uninitialised: only pushed pairs are read */
   s.items = s.small;
+  s.count = 0;
+  s.capacity = 64;
   push_pair(&s, a, b);
   bool ordered = true;
   *order = 0;
@@ -140,6 +143,20 @@ bool order_values(Value a, Value b, int *order, Value *bad_a, Value *bad_b, uint
         else push_pair(&s, AS_SOME(x)->value, AS_SOME(y)->value);
         break;
       case 8: *order = order_records(&s, AS_RECORD(x), AS_RECORD(y), work); break;
+      case 9: { /* as the record #{key, value, left, right, height, size} it was: by
+                   height, key, left, right, size, value (the names' order) */
+        const ObjMap *mx = AS_MAP(x), *my = AS_MAP(y);
+        *order = (mx->height > my->height) - (mx->height < my->height);
+        if (!*order) {
+          push_pair(&s, mx->value, my->value);
+          push_pair(&s, INT_VAL(mx->size), INT_VAL(my->size));
+          push_pair(&s, mx->right ? OBJ_VAL(mx->right) : NONE_VAL, my->right ? OBJ_VAL(my->right) : NONE_VAL);
+          push_pair(&s, mx->left ? OBJ_VAL(mx->left) : NONE_VAL, my->left ? OBJ_VAL(my->left) : NONE_VAL);
+          push_pair(&s, mx->key, my->key);
+        }
+        *work += 12; /* the two records' fields */
+        break;
+      }
     }
     if (!ordered) break;
   }
@@ -148,6 +165,10 @@ bool order_values(Value a, Value b, int *order, Value *bad_a, Value *bad_b, uint
 }
 
 bool order_or_error(VM *vm, const char *who, Value a, Value b, int *order) {
+  if (order_quick(a, b, order)) {
+    vm_work(vm, IS_INT(a) ? 1 : 1 + (uint64_t)AS_STRING(a)->length);
+    return true;
+  }
   Value bad_a = UNIT_VAL, bad_b = UNIT_VAL;
   uint64_t work = 0;
   bool ordered = order_values(a, b, order, &bad_a, &bad_b, &work);
@@ -177,17 +198,33 @@ typedef struct {
 } SortEntry;
 
 /* Merge the sorted runs a[lo, mid) and a[mid, hi) through tmp; false
- * after an error. Equal keys keep their order: the left run's first. */
-static bool merge(VM *vm, const char *who, SortEntry *a, SortEntry *tmp, int lo, int mid, int hi) {
+ * after an error or when the run must stop (vm->halted). Equal keys keep
+ * their order: the left run's first. Two ints or two strings are ordered
+ * inline (order_quick), their work counted in *work for the caller to
+ * charge; the rest go through order_or_error, which charges its own. */
+static bool merge(VM *vm, const char *who, SortEntry *a, SortEntry *tmp, int lo, int mid, int hi, uint64_t *work) {
   int i = lo, j = mid, k = lo;
   while (i < mid && j < hi) {
     int order;
-    if (!order_or_error(vm, who, a[j].key, a[i].key, &order)) return false;
+    Value x = a[j].key, y = a[i].key;
+    if (IS_INT(x) && IS_INT(y)) {
+      order = AS_INT(x) < AS_INT(y) ? -1 : 0;
+      (*work)++;
+    } else if (order_quick(x, y, &order)) {
+      *work += 1 + (uint64_t)AS_STRING(x)->length;
+    } else if (!order_or_error(vm, who, x, y, &order)) {
+      return false;
+    }
     tmp[k++] = order < 0 ? a[j++] : a[i++];
   }
   while (i < mid) tmp[k++] = a[i++];
   while (j < hi) tmp[k++] = a[j++];
   memcpy(a + lo, tmp + lo, (size_t)(hi - lo) * sizeof(SortEntry));
+  if (*work >= VM_WORK_CHUNK) {
+    uint64_t units = *work;
+    *work = 0;
+    if (vm_work_halts(vm, units)) return false;
+  }
   return true;
 }
 
@@ -213,12 +250,14 @@ bool order_sort(VM *vm, const char *who, Value list, Value keys, Value *result) 
   }
   vm_work(vm, (uint64_t)n);
   bool ok = true;
+  uint64_t work = 0; /* the inline comparisons' work not charged yet */
   /* bottom-up: runs of 1, 2, 4 ... merged pairwise */
   for (int width = 1; ok && width < n; width *= 2)
     for (int lo = 0; ok && lo < n - width; lo += 2 * width) {
       int mid = lo + width, hi = lo + 2 * width < n ? lo + 2 * width : n;
-      ok = merge(vm, who, a, tmp, lo, mid, hi);
+      ok = merge(vm, who, a, tmp, lo, mid, hi, &work);
     }
+  if (ok && work) vm_work(vm, work);
   free(tmp);
   if (!ok) {
     free(a);

@@ -106,11 +106,28 @@ static void show_leaf(Buffer *buf, Value value, bool quote) {
   }
 }
 
+/* Whether show opens the value: a list, record, some or map node. */
+static bool is_container(Value v) { return IS_CONS(v) || IS_RECORD(v) || IS_SOME(v) || IS_MAP(v); }
+
+/* A map node shows as the record of stdlib/map.sim's earlier tree of
+ * records: these fields, in this order (an empty subtree is none). */
+static const char *const map_field_names[6] = {"key", "value", "left", "right", "height", "size"};
+static Value map_field(const ObjMap *node, int i) {
+  switch (i) {
+    case 0: return node->key;
+    case 1: return node->value;
+    case 2: return node->left ? OBJ_VAL(node->left) : NONE_VAL;
+    case 3: return node->right ? OBJ_VAL(node->right) : NONE_VAL;
+    case 4: return INT_VAL(node->height);
+    default: return INT_VAL(node->size);
+  }
+}
+
 /* A container being shown: the value and how far it has got. */
 typedef struct {
   Value value;
   Value rest;   /* lists: the cells still to show   */
-  int next;     /* records: the next field; some: 1 once its value is shown */
+  int next;     /* records and maps: the next field; some: 1 once its value is shown */
 } ShowFrame;
 
 void value_show(Buffer *buf, Value value, bool quote) { value_show_bounded(buf, value, quote, SIZE_MAX); }
@@ -159,7 +176,7 @@ bool value_show_vm(VM *vm, Buffer *buf, Value value, bool quote) {
 
 static bool show_bounded(VM *vm, Buffer *buf, Value value, bool quote, size_t limit) {
   size_t start = buf->length, checked = start;
-  if (!IS_CONS(value) && !IS_RECORD(value) && !IS_SOME(value)) {
+  if (!is_container(value)) {
     show_leaf(buf, value, quote);
     return buf->length - start <= limit;
   }
@@ -182,7 +199,7 @@ static bool show_bounded(VM *vm, Buffer *buf, Value value, bool quote, size_t li
     }
     if (has_pending) {
       has_pending = false;
-      if (!IS_CONS(pending) && !IS_RECORD(pending) && !IS_SOME(pending)) {
+      if (!is_container(pending)) {
         show_leaf(buf, pending, true);
       } else {
         if (count == capacity) {
@@ -190,7 +207,7 @@ static bool show_bounded(VM *vm, Buffer *buf, Value value, bool quote, size_t li
           stack = xrealloc(stack, (size_t)capacity * sizeof(ShowFrame));
         }
         stack[count++] = (ShowFrame){pending, pending, 0};
-        buf_append(buf, IS_CONS(pending) ? "[" : IS_RECORD(pending) ? "#{" : "some(", IS_RECORD(pending) ? 2 : IS_CONS(pending) ? 1 : 5);
+        buf_append(buf, IS_CONS(pending) ? "[" : IS_SOME(pending) ? "some(" : "#{", IS_CONS(pending) ? 1 : IS_SOME(pending) ? 5 : 2);
       }
     }
     if (count == 0) break;
@@ -211,6 +228,17 @@ static bool show_bounded(VM *vm, Buffer *buf, Value value, bool quote, size_t li
         if (top->next) buf_append(buf, ", ", 2);
         buf_printf(buf, "%s: ", record->fields[top->next].name->chars);
         pending = record->fields[top->next++].value;
+        has_pending = true;
+      } else {
+        buf_append(buf, "}", 1);
+        count--;
+      }
+    } else if (IS_MAP(top->value)) {
+      const ObjMap *node = AS_MAP(top->value);
+      if (top->next < 6) {
+        if (top->next) buf_append(buf, ", ", 2);
+        buf_printf(buf, "%s: ", map_field_names[top->next]);
+        pending = map_field(node, top->next++);
         has_pending = true;
       } else {
         buf_append(buf, "}", 1);
@@ -271,6 +299,17 @@ static bool json_value(Buffer *buf, Value value, Value *bad, int depth) {
       buf_append_json(buf, record->fields[i].name->chars);
       buf_append(buf, ": ", 2);
       if (!json_value(buf, record->fields[i].value, bad, depth + 1)) return false;
+    }
+    buf_append(buf, "}", 1);
+    return true;
+  }
+  if (IS_MAP(value)) {
+    buf_append(buf, "{", 1);
+    for (int i = 0; i < 6; i++) {
+      if (i) buf_append(buf, ", ", 2);
+      buf_append_json(buf, map_field_names[i]);
+      buf_append(buf, ": ", 2);
+      if (!json_value(buf, map_field(AS_MAP(value), i), bad, depth + 1)) return false;
     }
     buf_append(buf, "}", 1);
     return true;

@@ -6,9 +6,9 @@
  * collector); thread, stm, mvar, show, events and its sinks, profile;
  * state.c (this header's services: reports, runtime errors, limits,
  * globals); sched; the primitives (prim*.c), unwinding, value operations,
- * the builtin table and opcode_effects.c, which reads it; debug (the
- * disassembler); interp; vm.c (VM lifetime, running). The files that call
- * each other, and why:
+ * import "map"'s tree (map.c), the builtin table and opcode_effects.c,
+ * which reads it; debug (the disassembler); interp; vm.c (VM lifetime,
+ * running). The files that call each other, and why:
  *   memory.c <-> thread.c, stm.c   the collector frees what objects own (memory.h)
  *   sched.c  <-> stm.c, mvar.c     blocking: stm and mvar park and wake
  *                                  threads through the scheduler, which
@@ -372,6 +372,26 @@ static inline __attribute__((always_inline)) Obj *gc_alloc(VM *vm, size_t size, 
   return obj;
 }
 
+/* Make room for `bytes` of objects that gc_alloc_reserved will allocate
+ * next, collecting now if need be (so whatever the caller holds must be
+ * rooted here, and only here): those objects are then made with no
+ * collection between them, and need no roots until the next gc_alloc or
+ * gc_reserve. For code that builds a structure whose parts hold each other
+ * (a tree's path of new nodes). */
+static inline void gc_reserve(VM *vm, size_t bytes) {
+  if (__builtin_expect(vm->bytes_allocated + bytes > vm->alloc_limit, 0)) gc_make_room(vm, bytes);
+}
+
+/* gc_alloc without collecting: after gc_reserve of at least `size` more. */
+static inline __attribute__((always_inline)) Obj *gc_alloc_reserved(VM *vm, size_t size, ObjType type) {
+  vm->bytes_allocated += size;
+  vm->stats.allocations++;
+  vm->stats.bytes_allocated += size;
+  Obj *obj = heap_alloc(&vm->heap, size);
+  obj->type = type;
+  obj->marked = false;
+  return obj;
+}
 
 /* A list cell: obj_cons, inline for the interpreter's cons (a list loop
  * makes a cell per element). */

@@ -91,6 +91,9 @@ static bool equal_shallow(Value a, Value b, bool *deeper) {
     case OBJ_RECORD:
       *deeper = true;
       return AS_RECORD(a)->count == AS_RECORD(b)->count;
+    case OBJ_MAP: /* as the record tree it was: its shape too, not only its bindings */
+      *deeper = true;
+      return AS_MAP(a)->height == AS_MAP(b)->height && AS_MAP(a)->size == AS_MAP(b)->size;
     case OBJ_STRING: {
       /* two interned strings are equal only if they are one object */
       const ObjString *x = AS_STRING(a), *y = AS_STRING(b);
@@ -136,7 +139,7 @@ bool value_equal_counted(VM *vm, Value a, Value b, uint64_t *visited) {
     }
     if (!equal_shallow(x, y, &deeper)) equal = false;
     if (!equal || !deeper) continue;
-    int needed = IS_RECORD(x) ? 2 * AS_RECORD(x)->count : 4;
+    int needed = IS_RECORD(x) ? 2 * AS_RECORD(x)->count : IS_MAP(x) ? 8 : 4;
     if (count + needed > capacity) {
       while (count + needed > capacity) capacity *= 2;
       if (stack == small) {
@@ -154,6 +157,16 @@ bool value_equal_counted(VM *vm, Value a, Value b, uint64_t *visited) {
     } else if (IS_SOME(x)) {
       stack[count++] = AS_SOME(x)->value;
       stack[count++] = AS_SOME(y)->value;
+    } else if (IS_MAP(x)) {
+      ObjMap *mx = AS_MAP(x), *my = AS_MAP(y);
+      stack[count++] = mx->right ? OBJ_VAL(mx->right) : NONE_VAL;
+      stack[count++] = my->right ? OBJ_VAL(my->right) : NONE_VAL;
+      stack[count++] = mx->left ? OBJ_VAL(mx->left) : NONE_VAL;
+      stack[count++] = my->left ? OBJ_VAL(my->left) : NONE_VAL;
+      stack[count++] = mx->value;
+      stack[count++] = my->value;
+      stack[count++] = mx->key;
+      stack[count++] = my->key;
     } else {
       ObjRecord *rx = AS_RECORD(x), *ry = AS_RECORD(y);
       for (int i = 0; i < rx->count && equal; i++) {
@@ -201,6 +214,7 @@ const char *value_type_name(Value v) {
     case OBJ_MVAR: return "mvar";
     case OBJ_TVAR: return "tvar";
     case OBJ_CONTINUATION: return "continuation";
+    case OBJ_MAP: return "map";
   }
   return "?";
 }
