@@ -173,7 +173,7 @@ static void test_events_direct(void **state) {
   assert_int_equal(vm_events(vm), 3); /* the threads' starts are not traced events */
   assert_text_equal(unit_text(&u->trace),
                     "{\"time_ns\": 1500, \"thread\": \"1\", \"label\": \"a\\\"b\", \"event\": \"died\", \"detail\": \"\\\"boom\\\\n\\\"\"}\n"
-                    "{\"time_ns\": 1500, \"thread\": null, \"label\": null, \"event\": \"end\", \"detail\": \"main finished with 2 threads still alive: main, 1 (a\\\"b)\"}\n"
+                    "{\"time_ns\": 1500, \"thread\": null, \"label\": null, \"event\": \"end\", \"detail\": \"main finished with 2 threads still alive: main, 1 (a\\\\\\\"b)\"}\n"
                     "{\"time_ns\": 1500, \"thread\": \"main\", \"label\": null, \"event\": \"exit\", \"detail\": \"\"}\n");
   vm->now = 4000;
   char *text = timeline_text(u);
