@@ -4,7 +4,7 @@ if exists("b:current_syntax")
   finish
 endif
 
-syn keyword simKeyword if then else return let in import
+syn keyword simKeyword if then else match return let in import
 syn keyword simFn fn nextgroup=simFnName skipwhite
 syn match simFnName "\h\w*" contained
 syn keyword simConstant true false none
