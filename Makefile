@@ -44,7 +44,7 @@ SWITCH_OBJ   := $(patsubst %.o,%.switch.o,$(CORE_OBJ))
 UNIT_TESTS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 DEPS_OK      := $(BUILD)/.deps-ok
 
-.PHONY: FORCE all release release-test test layers symbols unit-test script-test complexity-test doc-test gc-stress-test demo asan test-asan faultinject fuzz fuzz-smoke fuzz-replay libfuzzer-targets install uninstall install-test clean deps bench bench-accept
+.PHONY: FORCE all release release-test test layers symbols unit-test script-test complexity-test doc-test gc-stress-test demo asan test-asan faultinject fuzz fuzz-smoke fuzz-replay libfuzzer-targets install uninstall install-test cli-fuzz clean deps bench bench-accept
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/simvm $(BUILD)/simc $(BUILD)/simvm-switch
@@ -234,8 +234,15 @@ fuzz:
 # Each target for FUZZ_SECONDS (60) on the seeds and the committed corpus;
 # any finding fails it (tests/fuzz/run.sh).
 FUZZ_SECONDS ?= 60
-fuzz-smoke: fuzz
+fuzz-smoke: fuzz all
 	@bash tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+	@python3 tests/fuzz/cli_fuzz.py $(BUILD)/simvm --cases 2000 --seed 2
+
+# The command-line fuzzer (tests/fuzz/cli_fuzz.py): simvm run with random
+# argument lists, the same ones every time (--seed 1)
+CLI_FUZZ_CASES ?= 200
+cli-fuzz: all
+	@python3 tests/fuzz/cli_fuzz.py $(BUILD)/simvm --cases $(CLI_FUZZ_CASES)
 
 # The complexity scan counts machine instructions with valgrind, which
 # cannot run a sanitized build: make asan leaves it out (COMPLEXITY=).
@@ -243,7 +250,7 @@ COMPLEXITY ?= complexity-test
 complexity-test: all
 	@bash tests/run_complexity.sh $(BUILD)
 
-test: all layers symbols unit-test script-test doc-test install-test fuzz-replay $(COMPLEXITY)
+test: all layers symbols unit-test script-test doc-test install-test fuzz-replay cli-fuzz $(COMPLEXITY)
 
 # The same tests under AddressSanitizer and UndefinedBehaviorSanitizer, in
 # their own build tree, then the GC-stress pass of the script suite.

@@ -164,6 +164,30 @@ bool schedule_file_write(Context *cx, const char *path, const Schedule *s, const
 
 /* The longest line read: a timers line names every timer due at once. */
 #define SCHEDULE_LINE_MAX (16u << 20)
+/* and the whole file: a device or a pipe that never ends (/dev/zero,
+ * `yes ''`) is refused once past it, not read forever */
+#define SCHEDULE_FILE_MAX ((size_t)256 << 20)
+
+/* One line of `file` into *line (its '\n' kept, NUL-terminated), reading at
+ * most `max` + 1 bytes of it: its length, -1 at the end of the file, or
+ * max + 1 when the line is longer (the rest of it unread); it stops after a
+ * NUL byte too. getline would grow its buffer without bound on a stream
+ * with no newline. */
+static ssize_t read_line(FILE *file, char **line, size_t *capacity, size_t max) {
+  size_t length = 0;
+  int c = 0;
+  while (length <= max && (c = getc(file)) != EOF) {
+    if (length + 2 > *capacity) {
+      *capacity = *capacity ? 2 * *capacity : 256;
+      *line = xrealloc(*line, *capacity);
+    }
+    (*line)[length++] = (char)c;
+    if (c == '\n' || c == '\0') break; /* a NUL: the caller refuses the file */
+  }
+  if (length == 0 && c == EOF) return -1;
+  (*line)[length] = '\0';
+  return (ssize_t)length;
+}
 
 static bool bad_file(const char *path, int line, const char *fmt, const char *arg) {
   fflush(stdout);
@@ -410,11 +434,16 @@ bool schedule_file_read(Explorer *ex, const char *path, ScheduleFile *f, int *st
   bool program = false;
   bool ok = true;
   Schedule *s = &f->schedule;
-  while (ok && (got_length = getline(&line, &line_capacity, file)) >= 0) {
+  size_t total = 0;
+  while (ok && (got_length = read_line(file, &line, &line_capacity, SCHEDULE_LINE_MAX)) >= 0) {
     number++;
     size_t length = (size_t)got_length;
     if (length > SCHEDULE_LINE_MAX) {
       ok = bad_file(path, number, "%s", "line too long");
+      break;
+    }
+    if ((total += length) > SCHEDULE_FILE_MAX) {
+      ok = bad_file(path, number, "%s", "file too big (over 256 MB)");
       break;
     }
     if (memchr(line, '\0', length)) {

@@ -404,6 +404,12 @@ bad "--preemptions with pct" 2 "simvm: --preemptions bounds exhaustive, dfs and 
   --explore 5 --preemptions 2 overdraft.sim
 head -c 3000 /dev/zero >"$tmp/zeros.schedule"
 bad "NUL bytes" 3 "simvm: zeros.schedule:1: not a text file (a NUL byte)" --replay zeros.schedule overdraft.sim
+# a stream that never ends in a newline: read a line at a time, bounded
+# (getline grew its buffer for as long as /dev/zero gave bytes: a hang
+# tests/fuzz/cli_fuzz.py found)
+bad "--replay /dev/zero" 3 "simvm: /dev/zero:1: not a text file (a NUL byte)" --replay /dev/zero overdraft.sim
+head -c 17000000 /dev/zero | tr '\0' x >"$tmp/longline.schedule"
+bad "a line past 16 MB" 3 "simvm: longline.schedule:1: line too long" --replay longline.schedule overdraft.sim
 bad "another program" 3 "simvm: overdraft.schedule is a schedule for overdraft.sim, not dining.sim" \
   --replay overdraft.schedule dining.sim
 hash=$(sed -n 's/^program overdraft.sim //p' "$tmp/overdraft.schedule")
