@@ -212,6 +212,18 @@ expect "SIGTERM: == of shared" 0 "143 simvm: terminated" \
   sh -c "timeout --preserve-status -s TERM 1 '$simvm' -q shared-eq.sim 2>t.err; echo \$? \$(head -n 1 t.err | cut -c1-17)"
 expect "SIGTERM: show of shared" 0 "143 simvm: terminated" \
   sh -c "timeout --preserve-status -s TERM 1 '$simvm' -q shared-show.sim 2>t.err; echo \$? \$(head -n 1 t.err | cut -c1-17)"
+# ordering (compare, sort, a map's keys) of a structure that shares its
+# parts: charged as it goes and stopped by the limits and signals (it ran
+# for ever, ignoring SIGTERM); -k: a regression fails, it does not hang
+printf 'import "map"\nfn build(n, x) = if n == 0 then x else build(n - 1, [x, x])\nmain = say(compare(build(40, 1), build(40, 1)))\n' >"$tmp/shared-compare.sim"
+printf 'import "map"\nfn build(n, x) = if n == 0 then x else build(n - 1, [x, x])\nmain = say(sort([build(40, 1), build(40, 1)]))\n' >"$tmp/shared-sort.sim"
+printf 'import "map"\nfn build(n, x) = if n == 0 then x else build(n - 1, [x, x])\nmain = say(mapSize(mapFromList([[build(40, 1), 1], [build(40, 1), 2]])))\n' >"$tmp/shared-map.sim"
+for what in compare sort map; do
+  expect "max-work: $what of shared" 0 "5 simvm: work limit reached: at least 1000000 units of work done (--max-work)" \
+    sh -c "timeout -k 5 -s TERM 60 '$simvm' --max-work 1000000 shared-$what.sim 2>w.err; echo \$? \$(cat w.err)"
+done
+expect "SIGTERM: sort of shared" 0 "143 simvm: terminated" \
+  sh -c "timeout -k 5 --preserve-status -s TERM 1 '$simvm' -q shared-sort.sim 2>t.err; echo \$? \$(head -n 1 t.err | cut -c1-17)"
 # with no limits given, the heap and the threads still have defaults
 expect "default limits in --help" 0 "2" sh -c "'$simvm' --help | grep -c -e 'default 8GB' -e 'default 4000000'"
 printf 'SIMVMBC' >"$tmp/short.simc"

@@ -80,8 +80,8 @@ static inline bool key_order(VM *vm, Value k, Value key, int *order, uint64_t *w
     return true;
   }
   Value bad_a, bad_b;
-  if (order_values(k, key, order, &bad_a, &bad_b, work)) return true;
-  return order_or_error(vm, "compare", k, key, order);
+  if (order_values(vm, k, key, order, &bad_a, &bad_b, work)) return true;
+  return !vm->halted && order_or_error(vm, "compare", k, key, order);
 }
 
 /* The node holding k, or NULL (*found false); false after an error. */

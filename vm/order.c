@@ -94,7 +94,7 @@ static int order_records(PairStack *s, const ObjRecord *x, const ObjRecord *y, u
   return order;
 }
 
-bool order_values(Value a, Value b, int *order, Value *bad_a, Value *bad_b, uint64_t *work) {
+bool order_values(VM *vm, Value a, Value b, int *order, Value *bad_a, Value *bad_b, uint64_t *work) {
   PairStack s; /* its small array stays uninitialised: only pushed pairs are read */
   s.items = s.small;
   s.count = 0;
@@ -104,7 +104,15 @@ bool order_values(Value a, Value b, int *order, Value *bad_a, Value *bad_b, uint
   *order = 0;
   while (s.count && !*order) {
     Value y = s.items[--s.count], x = s.items[--s.count];
-    (*work)++;
+    if (++*work >= VM_WORK_CHUNK && vm) {
+      uint64_t units = *work;
+      *work = 0;
+      if (vm_work_halts(vm, units)) {
+        ordered = false;
+        *bad_a = *bad_b = UNIT_VAL;
+        break;
+      }
+    }
     int rx = kind_rank(x), ry = kind_rank(y);
     if (!rx || rx != ry) { /* ([] and a cons share a rank, as none and some do) */
       ordered = false;
@@ -171,9 +179,10 @@ bool order_or_error(VM *vm, const char *who, Value a, Value b, int *order) {
   }
   Value bad_a = UNIT_VAL, bad_b = UNIT_VAL;
   uint64_t work = 0;
-  bool ordered = order_values(a, b, order, &bad_a, &bad_b, &work);
+  bool ordered = order_values(vm, a, b, order, &bad_a, &bad_b, &work);
   vm_work(vm, work);
   if (ordered) return true;
+  if (vm->halted) return false;
   if ((IS_FLOAT(bad_a) && isnan(AS_FLOAT(bad_a))) || (IS_FLOAT(bad_b) && isnan(AS_FLOAT(bad_b)))) {
     rt_error(vm, "%s cannot order nan: it is neither below, equal to nor above any number", who);
     return false;

@@ -19,8 +19,13 @@
  * cannot be ordered against the other's, with that pair in *bad_a and
  * *bad_b (a NaN, mixed kinds, a function). Iterative: nesting cannot
  * overflow the C stack. The work (values visited, string bytes) is added
- * to *work. */
-bool order_values(Value a, Value b, int *order, Value *bad_a, Value *bad_b, uint64_t *work);
+ * to *work, which holds work not charged yet; with a `vm` (or NULL), each
+ * VM_WORK_CHUNK of it is charged as it goes and *work emptied, and when the
+ * run must stop (--max-work, --max-heap, a signal) it gives up: false with
+ * vm->halted set. Two values sharing their parts (a list of 2^40 leaves
+ * in 40 cells) are ordered in time their unshared size takes, so without
+ * the checks a compare or a sort could run for ever. */
+bool order_values(VM *vm, Value a, Value b, int *order, Value *bad_a, Value *bad_b, uint64_t *work);
 
 /* The common case without order_values' stack of pairs: two ints, or two
  * strings (bytewise, as value_compare). True with *order set; false when
@@ -35,8 +40,8 @@ static inline bool order_quick(Value a, Value b, int *order) {
 }
 
 /* order_values for the builtins: false after a runtime error naming the
- * pair and what `who` (the builtin's name) was given, charging the work
- * to --max-work. */
+ * pair and what `who` (the builtin's name) was given, or with vm->halted
+ * when the run must stop; the work charged to --max-work. */
 bool order_or_error(VM *vm, const char *who, Value a, Value b, int *order);
 
 /* A new list of the values of `list` in key order, equal ones in their
