@@ -172,24 +172,26 @@ install-test: all
 # every past finding in make test (and under ASan in make asan); make fuzz
 # builds them with clang's libFuzzer, make fuzz-smoke runs each for a minute.
 
-FUZZ_TARGETS := fuzz_source fuzz_wide fuzz_explore fuzz_bytecode
+FUZZ_TARGETS := fuzz_source fuzz_wide fuzz_explore fuzz_bytecode fuzz_schedule
 # fuzz_wide and fuzz_explore are fuzz_source.c built with these
 FUZZ_MODE_fuzz_source  :=
 FUZZ_MODE_fuzz_wide    := -DFUZZ_WIDE
 FUZZ_MODE_fuzz_explore := -DFUZZ_EXPLORE
+# fuzz_schedule reads the programs its seeds were written for from the tree
+FUZZ_MODE_fuzz_schedule := -DFUZZ_ROOT='"$(CURDIR)"'
 FUZZ_SEEDS   := $(BUILD)/fuzz/seeds/.made
 
 $(BUILD)/fuzz/replay_%: tests/fuzz/%.c tests/fuzz/replay.c tests/fuzz/fuzz.h $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(SAY) CC '$< (replay)'
-	$(Q)$(CC) $(ALL_CFLAGS) $(NO_LTO) -o $@ $< tests/fuzz/replay.c $(CORE_OBJ) $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(NO_LTO) $(FUZZ_MODE_$*) -o $@ $< tests/fuzz/replay.c $(CORE_OBJ) $(LDLIBS)
 
 $(BUILD)/fuzz/replay_fuzz_wide $(BUILD)/fuzz/replay_fuzz_explore: $(BUILD)/fuzz/replay_%: tests/fuzz/fuzz_source.c tests/fuzz/replay.c tests/fuzz/fuzz.h $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(SAY) CC '$< ($* replay)'
 	$(Q)$(CC) $(ALL_CFLAGS) $(NO_LTO) $(FUZZ_MODE_$*) -o $@ $< tests/fuzz/replay.c $(CORE_OBJ) $(LDLIBS)
 
-$(FUZZ_SEEDS): $(BUILD)/simc tests/fuzz/make_seeds.sh tests/fuzz/make_findings.sh $(wildcard tests/fuzz/findings/*.sim) \
+$(FUZZ_SEEDS): $(BUILD)/simc $(BUILD)/simvm tests/fuzz/make_seeds.sh tests/fuzz/make_findings.sh $(wildcard tests/fuzz/findings/*.sim) \
                $(shell find tests/lang examples bench -name '*.sim' 2>/dev/null)
 	$(SAY) SEEDS $(BUILD)/fuzz/seeds
 	$(Q)sh tests/fuzz/make_seeds.sh $(BUILD)/simc $(BUILD)/fuzz/seeds >/dev/null
@@ -204,12 +206,18 @@ fuzz-replay: $(patsubst %,$(BUILD)/fuzz/replay_%,$(FUZZ_TARGETS)) $(FUZZ_SEEDS)
 	@$(BUILD)/fuzz/replay_fuzz_bytecode $(BUILD)/fuzz/seeds/bytecode
 	@$(BUILD)/fuzz/replay_fuzz_wide tests/complexity $(BUILD)/fuzz/seeds/source
 	@$(BUILD)/fuzz/replay_fuzz_explore tests/explore examples tests/fuzz/corpus/explore
+	@$(BUILD)/fuzz/replay_fuzz_schedule tests/fuzz/corpus/schedule $(BUILD)/fuzz/seeds/schedule 2>/dev/null
 
 # libFuzzer targets, in their own build tree (make fuzz)
 $(BUILD)/fuzz/fuzz_source $(BUILD)/fuzz/fuzz_wide $(BUILD)/fuzz/fuzz_explore: $(BUILD)/fuzz/%: tests/fuzz/fuzz_source.c tests/fuzz/fuzz.h $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(SAY) LINK $@
 	$(Q)$(CC) $(ALL_CFLAGS) $(FUZZ_MODE_$*) -fsanitize=fuzzer -o $@ $< $(CORE_OBJ) $(LDLIBS)
+
+$(BUILD)/fuzz/fuzz_schedule: tests/fuzz/fuzz_schedule.c tests/fuzz/fuzz.h $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	$(SAY) LINK $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(FUZZ_MODE_fuzz_schedule) -fsanitize=fuzzer -o $@ $< $(CORE_OBJ) $(LDLIBS)
 
 $(BUILD)/fuzz/fuzz_bytecode: tests/fuzz/fuzz_bytecode.c tests/fuzz/bytecode_mutator.c tests/fuzz/fuzz.h $(CORE_OBJ)
 	@mkdir -p $(dir $@)

@@ -1,4 +1,4 @@
-/* Shared by the fuzz targets (fuzz_source.c, fuzz_bytecode.c): the bounds
+/* Shared by the fuzz targets (fuzz_source.c, fuzz_bytecode.c, fuzz_schedule.c): the bounds
  * every run is held to, the options an input picks, and output sinks.
  *
  * Each input runs bounded in every way the VM can be: instructions, work

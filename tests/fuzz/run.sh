@@ -16,6 +16,7 @@ failed=0
 for target in "$@"; do
   kind=${target#fuzz_}
   case $kind in wide | explore) kind=source ;; esac # fuzz_source.c built two more ways
+  # (fuzz_schedule's seeds are the kind schedule)
   work=$build/fuzz/corpus/$target
   findings=$build/fuzz/findings/$target
   mkdir -p "$work" "$findings"
