@@ -14,15 +14,16 @@
 # api/, on the CLI including an internal header, and on a public header
 # including one, which the CLI would then see), and names every
 # folder-level include cycle. Includes resolve as the compiler resolves
-# them: beside the including file, then -I$BUILD/gen -Ilang -Ivm (a
+# them: beside the including file, then -I$BUILD/gen -Ilang and vm/'s
+# folders (the Makefile's VM_INCLUDE) (a
 # generated header counts as the folder's it is made from: parser.h lang/'s,
-# sinks.h vm/'s).
+# sinks.h vm/'s). A folder of vm/ counts as vm/ here.
 #
 #   sh tools/layers.sh [BUILD]            the check
 #   sh tools/layers.sh --cycles [BUILD]   also list the pairs of vm/ files
 #                                         that call each other, from the
 #                                         symbols of BUILD/obj, and fail on
-#                                         a pair vm/state.h does not explain
+#                                         a pair vm/runtime/state.h does not explain
 #                                         (a line of its opening comment
 #                                         naming both files around "<->")
 set -u
@@ -68,10 +69,10 @@ BEGIN {
   allowed["compiler", "lang"] = allowed["compiler", "vm"] = allowed["compiler", "base"] = 1
   allowed["lang", "base"] = allowed["vm", "base"] = 1
   public["api/simvm.h"] = public["api/explore.h"] = public["vm/vm.h"] = public["base/options.h"] = public["base/outfile.h"] = 1
-  public["vm/value.h"] = 1 # the values vm/vm.h hands out
+  public["vm/value/value.h"] = 1 # the values vm/vm.h hands out
   # generated headers belong to the folder they are made from
   generated["parser.h"] = "lang"; generated["sinks.h"] = "vm"
-  n_search = split(build "/gen lang vm", search, " ")
+  n_search = split(build "/gen lang vm vm/value vm/trace vm/runtime vm/explore vm/interp", search, " ")
 }
 $1 == "file" { exists[$2] = 1; next }
 $1 == "include" {
@@ -113,7 +114,7 @@ END {
 
 $cycles || exit 0
 # vm/ files that call each other: defined and undefined symbols per object
-objects=$(ls "$build"/obj/vm/*.o 2>/dev/null | grep -v -e '\.switch\.o$' -e '/interp_profiled\.o$')
+objects=$(ls "$build"/obj/vm/*.o "$build"/obj/vm/*/*.o 2>/dev/null | grep -v -e '\.switch\.o$' -e '/interp_profiled\.o$')
 [ -n "$objects" ] || { echo "layers: no objects in $build/obj/vm (build first)" >&2; exit 2; }
 for o in $objects; do nm "$o" | sed "s|^|$(basename "$o" .o) |"; done | awk '
 NF == 4 && $3 ~ /^[TDBR]$/ { owner[$4] = $1; next }
@@ -128,15 +129,15 @@ END {
     if (p[1] < p[2] && ((p[2], p[1]) in calls)) printf "vm/%s.c <-> vm/%s.c\n", p[1], p[2]
   }
 }' | LC_ALL=C sort >"$build/layers-cycles.txt"
-echo "layers: $(wc -l <"$build/layers-cycles.txt") pairs of vm/ files call each other (vm/state.h says why each may):"
+echo "layers: $(wc -l <"$build/layers-cycles.txt") pairs of vm/ files call each other (vm/runtime/state.h says why each may):"
 sed 's/^/  /' "$build/layers-cycles.txt"
 # each pair explained: a line of state.h's first comment with "<->" naming both
-explained=$(sed -n '1,/\*\//p' vm/state.h | grep -e '<->')
+explained=$(sed -n '1,/\*\//p' vm/runtime/state.h | grep -e '<->')
 unexplained=0
 while read -r a arrow b; do
   a=${a#vm/} b=${b#vm/}
   if ! printf '%s\n' "$explained" | grep -e "$a" | grep -q -e "$b"; then
-    echo "layers: $a and $b call each other, and vm/state.h does not say why"
+    echo "layers: $a and $b call each other, and vm/runtime/state.h does not say why"
     unexplained=$((unexplained + 1))
   fi
 done <"$build/layers-cycles.txt"

@@ -1,4 +1,4 @@
-/* vm/value.c: value_equal, value_compare, value_type_name, value_show and
+/* vm/value/value.c: value_equal, value_compare, value_type_name, value_show and
  * duration_show, on values built directly with the object constructors. */
 #include <stdarg.h>
 #include <stddef.h>

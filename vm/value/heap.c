@@ -3,7 +3,7 @@
 
 #include <stdlib.h>
 
-#include "../base/alloc.h"
+#include "../../base/alloc.h"
 #include "object.h"
 
 #define MAX_SPARE 64 /* blocks kept for reuse beyond that are freed */

@@ -8,7 +8,7 @@ const char *const timeout_state_names[3] = {"TimeoutPending", "TimeoutFired", "T
 #include <stdlib.h>
 #include <string.h>
 
-#include "../base/alloc.h"
+#include "../../base/alloc.h"
 
 #define ARITY TIMER_HEAP_ARITY
 

@@ -33,7 +33,7 @@
 
 #include <stddef.h>
 
-#include "../base/alloc.h"
+#include "../../base/alloc.h"
 
 #include "object.h"
 

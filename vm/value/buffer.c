@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../base/alloc.h"
+#include "../../base/alloc.h"
 
 void buf_init(Buffer *buf) {
   buf->data = NULL;

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../base/alloc.h"
+#include "../../base/alloc.h"
 #include "object.h"
 #include "state.h"
 

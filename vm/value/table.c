@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../base/alloc.h"
+#include "../../base/alloc.h"
 
 #define MAX_LOAD 0.75
 

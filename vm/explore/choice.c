@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../base/alloc.h"
+#include "../../base/alloc.h"
 #include "random.h"
 
 void choice_jitter_range(int64_t nominal, uint32_t ppm, int64_t *lo, int64_t *hi) {

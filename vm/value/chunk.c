@@ -2,7 +2,7 @@
 
 #include <stdlib.h>
 
-#include "../base/alloc.h"
+#include "../../base/alloc.h"
 
 void chunk_init(Chunk *chunk) {
   chunk->count = 0;
