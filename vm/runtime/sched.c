@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "explore.h"
+#include "explorer.h"
 #include "mvar.h"
 #include "stm.h"
 

@@ -9,7 +9,7 @@
 #ifndef SIMVM_SCHED_H
 #define SIMVM_SCHED_H
 
-#include "explore.h"
+#include "explorer.h"
 #include "state.h"
 
 /* Double the run queue's ring (or make its first), keeping the order. */

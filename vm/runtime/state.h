@@ -25,8 +25,11 @@
  *                                  show.c to make this one-way
  *   builtins.c <-> show.c          names and rendering (show.h)
  *   sched.c  <-> explore.c         under exploration the scheduler asks the
- *                                  explorer which thread runs (explore_pick)
- *                                  and reports accesses; the explorer puts a
+ *                                  explorer which thread runs (explore_pick,
+ *                                  one of the hooks of explorer.h, which is
+ *                                  all of the explorer the layers below
+ *                                  vm/explore/ see) and reports accesses; the
+ *                                  explorer puts a
  *                                  preempted thread back at the queue's front
  *                                  (sched_enqueue when the ring must grow)
  *                                  and names a deadlock outcome from the

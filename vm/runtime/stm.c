@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "explore.h"
+#include "explorer.h"
 #include "sched.h"
 
 void stm_begin(VM *vm, ObjThread *thread) {

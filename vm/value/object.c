@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "builtins.h"
-#include "explore.h"
+#include "explorer.h"
 #include "state.h"
 
 #define ALLOCATE(vm, type, extra, tag) ((type *)gc_alloc((vm), sizeof(type) + (extra), (tag)))
