@@ -6,6 +6,7 @@
 
 #include "api.h"
 #include "../vm/value/random.h"
+#include "../vm/value/show.h"
 
 /* Diagnostics of the runs explored are kept, not printed: the last run's. */
 static Buffer captured;

@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "unit.h"
+#include "builtins.h"
 
 /* `main = say(EXPR)` in a fresh VM prints exactly `expected` and a newline. */
 static void check_says(const char *expr, const char *expected, const char *file, int line) {

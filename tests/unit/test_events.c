@@ -7,6 +7,8 @@
 #include <cmocka.h>
 
 #include "unit.h"
+#include "events.h"
+#include "show.h"
 
 /* A VM recording a timeline, and JSON lines into u->trace. */
 static UnitVM *events_vm(bool timeline, bool json) {

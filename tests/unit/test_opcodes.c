@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "unit.h"
+#include "builtins.h"
 
 static void test_names_unique_and_present(void **state) {
   (void)state;

@@ -9,6 +9,8 @@
 #include <math.h>
 
 #include "unit.h"
+#include "builtins.h"
+#include "show.h"
 
 /* A fresh VM with the collector paused: the values built here are not rooted. */
 static int setup(void **state) {

@@ -10,6 +10,7 @@
 
 #include "unit.h"
 #include "../../api/verify.h"
+#include "builtins.h"
 
 /* A prototype named f in t.sim:1 with this code and these constants. */
 typedef struct {

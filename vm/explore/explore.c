@@ -1,6 +1,9 @@
 /* Schedule exploration: decisions, strategies, replay and the depth-first
  * search with sleep sets (see explore.h for the model). */
 #include "explore.h"
+#include "show.h"
+#include "events.h"
+#include "builtins.h"
 
 #include <inttypes.h>
 #include <limits.h>

@@ -2,6 +2,7 @@
  * never call back into the interpreter; higher-order helpers (map, filter,
  * forever ...) are written in .sim in stdlib/prelude.sim. */
 #include "builtins.h"
+#include "show.h"
 
 #include <errno.h>
 #include <inttypes.h>

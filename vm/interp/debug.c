@@ -1,4 +1,6 @@
 #include "debug.h"
+#include "show.h"
+#include "builtins.h"
 
 #include <stdio.h>
 

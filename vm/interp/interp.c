@@ -17,6 +17,7 @@
  * no backward jumps: straight-line code between two checks is bounded by
  * the size of a function. Instructions are still counted one by one. */
 #include "interp.h"
+#include "events.h"
 
 #include <inttypes.h>
 #include <string.h>

@@ -3,6 +3,7 @@
  * cases). Each computes into *out, or sets the runtime error and returns
  * false. */
 #include "ops.h"
+#include "show.h"
 
 #include <inttypes.h>
 #include <math.h>

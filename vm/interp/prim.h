@@ -28,6 +28,9 @@
 #define SIMVM_PRIM_H
 
 #include "explore.h"
+#include "show.h"
+#include "builtins.h"
+#include "events.h"
 #include "sched.h"
 #include "state.h"
 

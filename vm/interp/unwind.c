@@ -1,6 +1,7 @@
 /* Runtime errors, exceptions and their unwinding, and the death of a
  * thread that nobody caught an exception for (see unwind.h). */
 #include "unwind.h"
+#include "show.h"
 
 #include <stdlib.h>
 #include <string.h>

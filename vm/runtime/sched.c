@@ -1,5 +1,7 @@
 /* Run queue, clock and timers (see sched.h for the rules). */
 #include "sched.h"
+#include "show.h"
+#include "events.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

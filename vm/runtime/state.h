@@ -50,18 +50,20 @@
 #include <signal.h>
 #include <stdatomic.h>
 
+/* Only what the struct holds by value and its inline functions use (the
+ * events, the builtin table, show and the rest are included by the files
+ * that use them), so that including the VM's state brings in no layer
+ * above vm/runtime/. */
 #include "buffer.h"
 #include "heap.h"
 #include "memory.h"
-#include "opcodes.h"
 #include "profile.h"
-#include "show.h"
-#include "events.h"
 #include "table.h"
 #include "thread.h"
 #include "timer.h"
 #include "vm.h"
-#include "builtins.h"
+
+typedef struct EventSink EventSink; /* vm/trace/events.h */
 
 #define VM_MAX_SINKS 8
 

@@ -1,5 +1,7 @@
 /* Transactions with an undo log and a read set (see stm.h). */
 #include "stm.h"
+#include "show.h"
+#include "events.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,6 @@
 /* Thread objects and their growable stacks. */
 #include "thread.h"
+#include "events.h"
 
 #include <stdio.h>
 #include <stdlib.h>

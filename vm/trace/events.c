@@ -1,6 +1,7 @@
 /* Typed events: the sinks' registry, dispatch, and how events read in a
  * trace (see events.h). */
 #include "events.h"
+#include "show.h"
 
 #include <string.h>
 

@@ -60,7 +60,7 @@ typedef struct {
  * output was not asked for). event() sees every event of the run in order;
  * stop() is called when the run is discarded (the next run starts, or the
  * VM goes), with the state start() gave. */
-typedef struct {
+typedef struct EventSink {
   const char *name;
   void *(*start)(VM *vm);
   void (*event)(VM *vm, void *state, const Event *event);

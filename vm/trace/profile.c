@@ -1,5 +1,6 @@
 /* Profiler data and reports (see profile.h). */
 #include "profile.h"
+#include "show.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

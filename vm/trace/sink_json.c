@@ -4,6 +4,8 @@
 #include <inttypes.h>
 
 #include "state.h"
+#include "show.h"
+#include "events.h"
 
 static void *start(VM *vm) { return vm->config.write_trace_json ? vm : NULL; }
 

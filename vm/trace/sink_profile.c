@@ -2,6 +2,8 @@
  * wakes, ends and is labelled, for its per-thread figures (vm/profile.h;
  * the instruction counts come from the profiled dispatch loop). */
 #include "state.h"
+#include "show.h"
+#include "events.h"
 
 static void *start(VM *vm) { return vm->profile; }
 

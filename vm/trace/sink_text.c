@@ -1,6 +1,8 @@
 /* The text trace (--trace): a line per event, "  time  thread  event",
  * through write_trace; the prelude's internals only with --trace=all. */
 #include "state.h"
+#include "show.h"
+#include "events.h"
 
 static void *start(VM *vm) { return vm->config.trace && vm->config.write_trace ? vm : NULL; }
 

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "state.h"
+#include "show.h"
+#include "events.h"
 
 /* A track: a thread's name and its current state since when. */
 typedef struct {
