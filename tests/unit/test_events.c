@@ -1,4 +1,4 @@
-/* vm/trace/events.c: the JSON-lines events (--trace-json) and the Chrome
+/* vm/runtime/events.c: the JSON-lines events (--trace-json) and the Chrome
  * trace-event timeline (--timeline) of small runs. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,4 +1,9 @@
-/* Builtins, described by vm/builtins.def.
+/* Builtins, described by vm/interp/builtins.def.
+ *
+ * An interface header (tools/layers.sh): the layers below vm/interp/ may
+ * include it too, as a builtin value points at its entry of the table and
+ * an action value holds its index (show and object names), and
+ * the explorer names an exception's kind (exception_kind_name).
  *
  * Two kinds: natives compute a value in C and never call back into the VM;
  * action builtins (delay, say, fork ...) build a primitive action value

@@ -7,7 +7,6 @@
 #include "builtins.h"
 #include "sched.h"
 
-const char *const mask_names[3] = {"Unmasked", "MaskedInterruptible", "MaskedUninterruptible"};
 
 PrimResult prim_enter_growing(VM *vm, ObjThread *thread, ObjClosure *closure, Value *slots) {
   ptrdiff_t base = slots - thread->stack; /* the stack may move */

@@ -171,14 +171,9 @@ static inline ObjThread *prim_fork_child(VM *vm, ObjThread *thread, Value action
  * --max-heap or a signal inside the show of a shared structure). */
 bool prim_emit_say(VM *vm, ObjThread *thread, Value what);
 
-/* The masking states' names, "Unmasked" ..., by MaskState. */
-extern const char *const mask_names[3];
-
 /* Change the masking state, tracing real changes (`internal`: by the
  * prelude's code). */
 void prim_set_mask(VM *vm, ObjThread *thread, MaskState mask, bool internal);
-
-#define TRACE_SHOW_LIMIT 4096 /* bytes of a value in a trace event */
 
 /* The primitives (vm/builtins.def names them) and the VM's own instructions. */
 #define ACTION(name, where, args, fn, op) PrimResult fn(VM *vm, ObjThread *thread, Value *args_, bool by_prelude);

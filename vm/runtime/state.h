@@ -1,13 +1,21 @@
 /* The VM's internal state, shared by the files of vm/ and the layers above
  * it (compiler/, api/). Embedders use api/simvm.h only.
  *
+ * An interface header (tools/layers.sh): every folder of vm/ may include
+ * it, vm/value/ and vm/trace/ below this one too, since every function
+ * takes the VM and allocating counts in it (gc_alloc). So it includes only
+ * what its struct holds by value and its inline functions use, none of it
+ * above vm/runtime/ but vm/vm.h, the public header.
+ *
  * How vm/ depends on itself, from the bottom (docs/INTERNALS.md draws it):
- * buffer, heap, table, timer, value, chunk, opcodes; object and memory (the
- * collector); thread, stm, mvar, show, events and its sinks, profile;
+ * vm/value/: buffer, heap, table, timer, value, chunk, opcodes, object,
+ * show, order, import "map"'s tree (map.c); vm/trace/: the events' type,
+ * their sinks, profile; vm/runtime/: thread, the collector (memory.c,
+ * behind value/memory.h), stm, mvar, events.c (dispatch and details),
  * state.c (this header's services: reports, runtime errors, limits,
- * globals); sched; the primitives (prim*.c), unwinding, value operations,
- * import "map"'s tree (map.c), the builtin table and opcode_effects.c,
- * which reads it; debug (the disassembler); interp; vm.c (VM lifetime,
+ * globals), sched; vm/explore/; vm/interp/: the primitives (prim*.c),
+ * unwinding, value operations, the builtin table and opcode_effects.c,
+ * which reads it, debug (the disassembler), interp; vm.c (VM lifetime,
  * running). The files that call each other, and why:
  *   memory.c <-> thread.c, stm.c   the collector frees what objects own (memory.h)
  *   sched.c  <-> stm.c, mvar.c     blocking: stm and mvar park and wake
@@ -17,12 +25,10 @@
  *   events.c <-> sink_json.c, sink_text.c, sink_timeline.c
  *                                  the registry: events.c lists each sink's
  *                                  table, the sinks render with its helpers
- *   events.c <-> thread.c, stm.c, prim.c, unwind.c
- *                                  they emit events, and events.c renders
+ *   events.c <-> thread.c, stm.c   they emit events, and events.c renders
  *                                  their details with their helpers (thread
- *                                  names, TVar lists, mask names, one-line
- *                                  exceptions); those helpers could move to
- *                                  show.c to make this one-way
+ *                                  names, TVar lists): so events.c is in
+ *                                  vm/runtime/ with them, not in vm/trace/
  *   builtins.c <-> show.c          names and rendering (show.h)
  *   sched.c  <-> explore.c         under exploration the scheduler asks the
  *                                  explorer which thread runs (explore_pick,

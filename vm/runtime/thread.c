@@ -9,6 +9,8 @@
 #include "random.h"
 #include "state.h"
 
+const char *const mask_names[3] = {"Unmasked", "MaskedInterruptible", "MaskedUninterruptible"};
+
 static void start_pooled(VM *vm, ObjThread *thread);
 
 /* Whether a thread running `action` would leave its inline stacks at its

@@ -47,6 +47,10 @@ typedef enum {
   MASK_UNINTERRUPTIBLE = 2  /* "MaskedUninterruptible" */
 } MaskState;
 
+/* The masking states' names, "Unmasked" ..., by MaskState: what
+ * getMaskingState returns and the trace shows (vm/runtime/thread.c). */
+extern const char *const mask_names[3];
+
 /* A transaction's undo log entry: the TVar's value before a write. */
 typedef struct {
   ObjTVar *tvar;

@@ -37,6 +37,8 @@ typedef enum { MVAR_OP_TAKE, MVAR_OP_READ, MVAR_OP_PUT, MVAR_OP_TRY_TAKE, MVAR_O
 /* What a thread's timeline track shows from a THREAD_STATE event on. */
 typedef enum { TRACK_RUNNABLE, TRACK_DELAYED, TRACK_BLOCKED, TRACK_DONE } TrackState;
 
+#define TRACE_SHOW_LIMIT 4096 /* bytes of a value in a trace event */
+
 /* One event: its kind, whose it is, and the fields its kind uses (see
  * vm/events.def); the others are zero. Values and objects are the run's
  * own, valid while the sinks see the event. */

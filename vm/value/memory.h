@@ -1,7 +1,11 @@
 /* Memory: the garbage collector, on top of the one allocation funnel (base/alloc.h).
  *
+ * Declared here, with the objects it allocates; defined in
+ * vm/runtime/memory.c, above them, as it traces and frees what the
+ * runtime holds (threads, transactions, the run queue).
+ *
  * GC invariant: every object reachable by the running program is reachable
- * from a root listed in mark_roots() (vm/memory.c): globals, every live
+ * from a root listed in mark_roots() (vm/runtime/memory.c): globals, every live
  * thread's stack, frames and pending exceptions, the run queue, the timer
  * heap, the VM's own closures and exceptions, the prototypes the profile
  * names, and the temporary root stack.

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "builtins.h"
 #include "state.h"
 #include "stm.h"
 

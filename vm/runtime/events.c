@@ -1,15 +1,16 @@
 /* Typed events: the sinks' registry, dispatch, and how events read in a
- * trace (see events.h). */
+ * trace (see vm/trace/events.h). Here in vm/runtime/, not beside the
+ * sinks, as their details name threads and TVars with the runtime's
+ * helpers (thread.h, stm.h). */
 #include "events.h"
-#include "show.h"
 
 #include <string.h>
 
-#include "prim.h"
+#include "show.h"
+#include "state.h"
 #include "stm.h"
-#include "unwind.h"
 
-/* The registry: every vm/sink_*.c, listed by the build (events_start). */
+/* The registry: every vm/trace/sink_*.c, listed by the build (events_start). */
 #define SINK(name) extern const EventSink sink_##name;
 #include "sinks.h"
 #undef SINK
