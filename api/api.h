@@ -9,7 +9,7 @@
  *   verify.c   the bytecode verifier
  *   explore.c  --explore, --seed and --replay: sweeps, outcome classes,
  *              coverage and the report (explore.h; the strategies are
- *              vm/explore.c, the choices vm/choice.c)
+ *              vm/explore/explore.c, the choices vm/explore/choice.c)
  *   explore_run.c   quiet runs and their records, the program's hash
  *   shrink.c   shrinking a failure to its smallest story
  *   schedule_file.c schedule files: written, read and checked
@@ -21,7 +21,7 @@
 #define SIMVM_API_H
 
 #include "../lang/source.h"
-#include "../vm/state.h"
+#include "../vm/runtime/state.h"
 #include "simvm.h"
 
 /* The module name of the standard library. */

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "../lang/diag.h"
-#include "../vm/builtins.h"
+#include "../vm/interp/builtins.h"
 #include "api.h"
 #include "bytecode.h"
 #include "verify.h"

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../vm/builtins.h"
-#include "../vm/debug.h"
+#include "../vm/interp/builtins.h"
+#include "../vm/interp/debug.h"
 #include "api.h"
 #include "bytecode.h"
 

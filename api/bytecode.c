@@ -2,7 +2,7 @@
  * its version and its signature. */
 #include <string.h>
 
-#include "../vm/builtins.h"
+#include "../vm/interp/builtins.h"
 #include "bytecode.h"
 
 static uint32_t hash_bytes_into(uint32_t h, const void *data, size_t length) {

@@ -23,7 +23,7 @@
 
 #include <stdio.h>
 
-#include "../vm/state.h"
+#include "../vm/runtime/state.h"
 
 #define BYTECODE_MAGIC "SIMVMBC"   /* 8 bytes with its NUL */
 
@@ -33,8 +33,8 @@
 
 /* The format version: a hash (FNV-1a) of BYTECODE_LAYOUT and of the two
  * tables the code depends on, in order: every opcode's name, operand kind,
- * pops, pushes and flags (vm/opcodes.def), every builtin's name, arity and
- * opcode (vm/builtins.def). Adding, removing, moving or reshaping any of
+ * pops, pushes and flags (vm/value/opcodes.def), every builtin's name, arity and
+ * opcode (vm/interp/builtins.def). Adding, removing, moving or reshaping any of
  * them changes it, so a file compiled by another simvm is refused
  * ("recompile it with simc") without anyone bumping a number. */
 uint32_t bytecode_version(void);

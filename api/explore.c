@@ -3,7 +3,7 @@
  * --explore runs schedules in this process or in --jobs processes, each
  * with a slice of the seeds; their results come back in seed order, so the
  * report does not depend on the number of processes. Runs are grouped by
- * outcome class (kind and place, vm/explore.h); the first run of each
+ * outcome class (kind and place, vm/explore/explore.h); the first run of each
  * failing class is run again here, shrunk (shrink.c), written as a
  * schedule file (schedule_file.c), and the first class's is shown as a
  * trace with its deviations and choices marked. */

@@ -5,7 +5,8 @@
 #include <string.h>
 
 #include "api.h"
-#include "../vm/random.h"
+#include "../vm/value/random.h"
+#include "../vm/value/show.h"
 
 /* Diagnostics of the runs explored are kept, not printed: the last run's. */
 static Buffer captured;

@@ -6,7 +6,7 @@
 #define SIMVM_API_EXPLORE_RUN_H
 
 #include "explore.h"
-#include "../vm/explore.h"
+#include "../vm/explore/explore.h"
 
 typedef struct {
   VM *vm;

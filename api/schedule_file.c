@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "shrink.h"
+#include "../vm/value/show.h"
 #include "../base/options.h"
 #include "../base/outfile.h"
 

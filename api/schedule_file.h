@@ -16,7 +16,7 @@
  *   fault T#N "NAME" fired       a fault point that fired
  *   timers at TIME fire T#N, ... the order of the timers due at TIME
  *
- * T#N names a thread's N-th draw, timer or fault (vm/choice.h). Version 1
+ * T#N names a thread's N-th draw, timer or fault (vm/explore/choice.h). Version 1
  * files (no def, outcome or choice lines) are read too. */
 #ifndef SIMVM_API_SCHEDULE_FILE_H
 #define SIMVM_API_SCHEDULE_FILE_H

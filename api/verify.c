@@ -7,7 +7,7 @@
  * interpreter obeys too: max_slots (the stack it reserves for a frame),
  * arity (the arguments a call must pass) and upvalue_count (the values a
  * closure of it holds). The rules on operands, stack effects and what
- * must follow come from the opcode table (vm/opcodes.def): one rule per
+ * must follow come from the opcode table (vm/value/opcodes.def): one rule per
  * operand kind and flag, not per opcode. Each rule is one line, with its
  * message, so that tests/unit/test_verify.c can name them all, and
  * tools/verify_mutants.sh proves each is needed. */
@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../vm/builtins.h"
+#include "../vm/interp/builtins.h"
 
 /* Why the closure `inner` cannot be made by a CLOSURE instruction of
  * `proto` with the stack `depth` deep, or NULL: each capture copies a slot

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../vm/state.h"
+#include "../vm/runtime/state.h"
 
 /* Check `proto` and every CLOSURE it makes of the prototypes in its
  * constant pool (their own code is checked when they are read, before it).

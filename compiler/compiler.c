@@ -1,6 +1,7 @@
 /* AST -> bytecode (see compiler.h for the shape of the output). */
 #include "compiler.h"
 #include "pattern.h"
+#include "../vm/interp/builtins.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -14,7 +14,7 @@
 
 #include "../lang/ast.h"
 #include "../lang/diag.h"
-#include "../vm/state.h"
+#include "../vm/runtime/state.h"
 
 /* Compile a parsed module. Declares its top-level names as globals and
  * returns its initialisation action (a block closure that defines them), or

@@ -10,21 +10,38 @@
 #   vm/        base/            (nor the VM of the front end)
 #   base/      nothing
 #
+# and inside vm/, a folder a layer (docs/INTERNALS.md):
+#
+#   vm/ itself    vm.c, vm.h: every folder below
+#   vm/interp/    vm/explore/ vm/runtime/ vm/trace/ vm/value/
+#   vm/explore/   vm/runtime/ vm/trace/ vm/value/
+#   vm/runtime/   vm/trace/ vm/value/
+#   vm/trace/     vm/value/
+#   vm/value/     base/
+#
+# except through the interface headers, which any folder of vm/ may
+# include, each saying why in its opening comment: vm/vm.h (the public
+# one), vm/runtime/state.h (the VM's state, which every function takes),
+# vm/runtime/explorer.h (the hooks the VM calls under exploration) and
+# vm/interp/builtins.h (the builtin table, which builtin values index).
+#
 # It fails on any other include (so on vm/ including compiler/, lang/ or
-# api/, on the CLI including an internal header, and on a public header
-# including one, which the CLI would then see), and names every
-# folder-level include cycle. Includes resolve as the compiler resolves
-# them: beside the including file, then -I$BUILD/gen -Ilang -Ivm (a
-# generated header counts as the folder's it is made from: parser.h lang/'s,
-# sinks.h vm/'s).
+# api/, on a folder of vm/ including one above it, on the CLI including an
+# internal header, and on a public header including one, which the CLI
+# would then see), and names every folder-level include cycle but those
+# through an interface header. Includes resolve as the compiler resolves
+# them: beside the including file, then -I$BUILD/gen -Ilang and vm/'s
+# folders (the Makefile's VM_INCLUDE) (a generated header counts as the
+# folder's it is made from: parser.h lang/'s, sinks.h vm/trace/'s).
 #
 #   sh tools/layers.sh [BUILD]            the check
 #   sh tools/layers.sh --cycles [BUILD]   also list the pairs of vm/ files
 #                                         that call each other, from the
 #                                         symbols of BUILD/obj, and fail on
-#                                         a pair vm/state.h does not explain
-#                                         (a line of its opening comment
-#                                         naming both files around "<->")
+#                                         a pair vm/runtime/state.h does
+#                                         not explain (a line of its
+#                                         opening comment naming both files
+#                                         around "<->")
 set -u
 cd "$(dirname "$0")/.." || exit 2
 cycles=false
@@ -53,25 +70,37 @@ function normalize(path,   n, parts, out, i, k) {
   for (i = 1; i <= k; i++) path = path (i > 1 ? "/" : "") out[i]
   return path
 }
-function folder(path,   f) {
+# the folder of a file: its top folder, or for vm/ its layer (vm for vm.c, vm.h)
+function folder(path,   f, n, parts) {
   if (index(path, build "/gen/") == 1) {
     f = substr(path, length(build "/gen/") + 1)
     return (f in generated) ? generated[f] : "gen"
   }
-  f = path; sub(/\/.*/, "", f)
-  return f
+  n = split(path, parts, "/")
+  if (parts[1] == "vm" && n > 2) return "vm/" parts[2]
+  return parts[1]
 }
+function top(f) { sub(/\/.*/, "", f); return f }
 function dir(path) { sub(/\/[^\/]*$/, "", path); return path }
 BEGIN {
   allowed["cli", "api"] = allowed["cli", "vm"] = allowed["cli", "base"] = 1
   allowed["api", "compiler"] = allowed["api", "lang"] = allowed["api", "vm"] = allowed["api", "base"] = 1
   allowed["compiler", "lang"] = allowed["compiler", "vm"] = allowed["compiler", "base"] = 1
   allowed["lang", "base"] = allowed["vm", "base"] = 1
+  # the layers of vm/, from the bottom: each may include those below it
+  n_layers = split("vm/value vm/trace vm/runtime vm/explore vm/interp vm", layer, " ")
+  for (i = 1; i <= n_layers; i++) {
+    allowed[layer[i], "base"] = 1
+    for (j = 1; j < i; j++) allowed[layer[i], layer[j]] = 1
+  }
+  # the headers any folder of vm/ may include, whatever its layer
+  interface["vm/vm.h"] = interface["vm/runtime/state.h"] = interface["vm/runtime/explorer.h"] = 1
+  interface["vm/interp/builtins.h"] = 1
   public["api/simvm.h"] = public["api/explore.h"] = public["vm/vm.h"] = public["base/options.h"] = public["base/outfile.h"] = 1
-  public["vm/value.h"] = 1 # the values vm/vm.h hands out
+  public["vm/value/value.h"] = 1 # the values vm/vm.h hands out
   # generated headers belong to the folder they are made from
-  generated["parser.h"] = "lang"; generated["sinks.h"] = "vm"
-  n_search = split(build "/gen lang vm", search, " ")
+  generated["parser.h"] = "lang"; generated["sinks.h"] = "vm/trace"
+  n_search = split(build "/gen lang vm vm/value vm/trace vm/runtime vm/explore vm/interp", search, " ")
 }
 $1 == "file" { exists[$2] = 1; next }
 $1 == "include" {
@@ -87,6 +116,10 @@ $1 == "include" {
   if ((from in public) && !(target in public)) {
     printf "layers: %s includes %s: a public header may include only public ones (so the CLI sees no internals)\n", from, target; bad++
   }
+  if (a == b) next
+  # outside vm/, vm/ is one folder; inside, an interface header is no edge
+  if (top(a) != "vm") b = top(b)
+  else if (top(b) == "vm" && (target in interface)) next
   if (a == b) next
   edge[a, b] = 1; folders[a] = folders[b] = 1
   if (a == "cli" && !(target in public)) {
@@ -108,14 +141,18 @@ function visit(f, path,   g) {
 END {
   for (f in folders) if (!state[f]) visit(f, " ")
   if (bad) { printf "layers: %d problem%s\n", bad, bad == 1 ? "" : "s"; exit 1 }
-  print "layers: ok (cli -> api -> compiler -> lang, vm -> base)"
+  print "layers: ok (cli -> api -> compiler -> lang, vm -> base; vm -> interp -> explore -> runtime -> trace -> value)"
 }' || exit 1
 
 $cycles || exit 0
 # vm/ files that call each other: defined and undefined symbols per object
-objects=$(ls "$build"/obj/vm/*.o 2>/dev/null | grep -v -e '\.switch\.o$' -e '/interp_profiled\.o$')
+objects=$(ls "$build"/obj/vm/*.o "$build"/obj/vm/*/*.o 2>/dev/null | grep -v -e '\.switch\.o$' -e '/interp_profiled\.o$')
 [ -n "$objects" ] || { echo "layers: no objects in $build/obj/vm (build first)" >&2; exit 2; }
-for o in $objects; do nm "$o" | sed "s|^|$(basename "$o" .o) |"; done | awk '
+for o in $objects; do
+  source=${o#"$build"/obj/}; source=${source%.o}.c
+  [ -f "$source" ] || continue # left over from a file since moved
+  nm "$o" | sed "s|^|$source |"
+done | awk '
 NF == 4 && $3 ~ /^[TDBR]$/ { owner[$4] = $1; next }
 NF == 3 && $2 == "U" { uses[$1, $3] = 1; users[$3] = users[$3] " " $1 }
 END {
@@ -125,18 +162,18 @@ END {
   }
   for (key in calls) {
     split(key, p, SUBSEP)
-    if (p[1] < p[2] && ((p[2], p[1]) in calls)) printf "vm/%s.c <-> vm/%s.c\n", p[1], p[2]
+    if (p[1] < p[2] && ((p[2], p[1]) in calls)) printf "%s <-> %s\n", p[1], p[2]
   }
 }' | LC_ALL=C sort >"$build/layers-cycles.txt"
-echo "layers: $(wc -l <"$build/layers-cycles.txt") pairs of vm/ files call each other (vm/state.h says why each may):"
+echo "layers: $(wc -l <"$build/layers-cycles.txt") pairs of vm/ files call each other (vm/runtime/state.h says why each may):"
 sed 's/^/  /' "$build/layers-cycles.txt"
 # each pair explained: a line of state.h's first comment with "<->" naming both
-explained=$(sed -n '1,/\*\//p' vm/state.h | grep -e '<->')
+explained=$(sed -n '1,/\*\//p' vm/runtime/state.h | grep -e '<->')
 unexplained=0
 while read -r a arrow b; do
-  a=${a#vm/} b=${b#vm/}
+  a=${a##*/} b=${b##*/} # state.h names the files without their folders
   if ! printf '%s\n' "$explained" | grep -e "$a" | grep -q -e "$b"; then
-    echo "layers: $a and $b call each other, and vm/state.h does not say why"
+    echo "layers: $a and $b call each other, and vm/runtime/state.h does not say why"
     unexplained=$((unexplained + 1))
   fi
 done <"$build/layers-cycles.txt"

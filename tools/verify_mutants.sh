@@ -11,6 +11,8 @@
 #   sh tools/verify_mutants.sh api/bcread.c test_bytecode
 set -u
 cd "$(dirname "$0")/.." || exit 2
+# vm/'s layer folders, as the Makefile's VM_INCLUDE
+vm_include=$(for d in vm vm/*/; do printf -- '-I%s ' "${d%/}"; done)
 source=${1:-api/verify.c}
 test=${2:-test_verify}
 object=build/obj/${source%.c}.o
@@ -47,10 +49,10 @@ for n in $lines; do
       $s = $head . "0 && (" . substr($rest, 0, $i) . ")" . substr($rest, $i);
     } else { exit 2 }
     $l[$n - 1] = $s; print @l;' "$n" "$source" >"$tmp/mutant.c" || { echo "line $n: not a rule the script can delete"; continue; }
-  if ! cc -std=gnu11 -O0 -w -fno-pie -Ibuild/gen -Ilang -Ivm -I"$(dirname "$source")" -c -o "$tmp/mutant.o" "$tmp/mutant.c" 2>"$tmp/err"; then
+  if ! cc -std=gnu11 -O0 -w -fno-pie -Ibuild/gen -Ilang $vm_include -I"$(dirname "$source")" -c -o "$tmp/mutant.o" "$tmp/mutant.c" 2>"$tmp/err"; then
     echo "line $n: the mutant does not compile"; head -3 "$tmp/err"; continue
   fi
-  if ! cc -std=gnu11 -no-pie -fno-lto -Ibuild/gen -Ilang -Ivm -Itests/unit -o "$tmp/test" "tests/unit/$test.c" "$tmp/mutant.o" \
+  if ! cc -std=gnu11 -no-pie -fno-lto -Ibuild/gen -Ilang $vm_include -Itests/unit -o "$tmp/test" "tests/unit/$test.c" "$tmp/mutant.o" \
        $objs -lcmocka -lm 2>"$tmp/err"; then
     echo "line $n: link failed"; head -3 "$tmp/err"; continue
   fi

@@ -2,6 +2,9 @@
  * program (the load's top levels, then main) on the interpreter. Making a
  * VM with its prelude and loading code into it is api/load.c's. */
 #include "vm.h"
+#include "show.h"
+#include "events.h"
+#include "builtins.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

@@ -6,6 +6,8 @@
 # bison, libcmocka-dev and zip (the Makefile checks for them).
 cd "$(dirname "$0")/../.."
 build=${WORK:-/tmp}/simvm-build
+# vm/'s layer folders, as the Makefile's VM_INCLUDE
+vm_include=$(for d in vm vm/*/; do printf -- '-I%s ' "${d%/}"; done)
 make -j"$(nproc)" BUILD="$build" CC="$CC" CFLAGS="$CFLAGS" LTO= "$build/libsimvm.a" "$build/simc"
 for target in fuzz_source fuzz_wide fuzz_explore fuzz_bytecode; do
   extra=() source=fuzz_source mode=() kind=source
@@ -14,10 +16,10 @@ for target in fuzz_source fuzz_wide fuzz_explore fuzz_bytecode; do
   fuzz_wide) mode=(-DFUZZ_WIDE) ;;
   fuzz_explore) mode=(-DFUZZ_EXPLORE) ;;
   esac
-  "$CC" $CFLAGS -std=gnu11 "${mode[@]}" -I"$build/gen" -Ilang -Ivm -c tests/fuzz/$source.c -o "$build/$target.o"
+  "$CC" $CFLAGS -std=gnu11 "${mode[@]}" -I"$build/gen" -Ilang $vm_include -c tests/fuzz/$source.c -o "$build/$target.o"
   objects=("$build/$target.o")
   for src in "${extra[@]}"; do
-    "$CC" $CFLAGS -std=gnu11 -Ivm -c "$src" -o "$build/$(basename "$src" .c).o"
+    "$CC" $CFLAGS -std=gnu11 $vm_include -c "$src" -o "$build/$(basename "$src" .c).o"
     objects+=("$build/$(basename "$src" .c).o")
   done
   "${CXX:-$CC}" ${CXXFLAGS:-$CFLAGS} -o "$OUT/$target" "${objects[@]}" "$build/libsimvm.a" $LIB_FUZZING_ENGINE -lm

@@ -1,7 +1,7 @@
 /* A structure-aware mutator for the bytecode target (libFuzzer's
  * LLVMFuzzerCustomMutator). Byte flips mostly break a file's lengths and
  * counts and never get past the reader: the capture defect needed 5 million
- * of them. Here most mutations keep the file well formed (vm/bytecode.h
+ * of them. Here most mutations keep the file well formed (api/bytecode.h
  * has the layout) and change one prototype: an operand or an opcode (on an
  * instruction boundary), a capture, its arity or slots, an int constant, or
  * an instruction inserted or deleted (with its line entries and the code

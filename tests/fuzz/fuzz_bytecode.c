@@ -12,7 +12,7 @@
 
 #include "../../api/api.h"
 #include "../../api/bytecode.h"
-#include "../../vm/memory.h"
+#include "../../vm/value/memory.h"
 
 static VM *vms[2];
 static LoaderMark marks[2];

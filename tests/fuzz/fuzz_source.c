@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "../../api/api.h"
-#include "../../vm/memory.h"
+#include "../../vm/value/memory.h"
 #ifdef FUZZ_EXPLORE
 #include "../../api/explore.h"
 #endif

@@ -1,4 +1,4 @@
-/* vm/buffer.c: the growable text buffer, printf into it, and the quoted
+/* vm/value/buffer.c: the growable text buffer, printf into it, and the quoted
  * and JSON string escapes. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* vm/builtins.c: every native builtin, called from small programs; exact
+/* vm/interp/builtins.c: every native builtin, called from small programs; exact
  * results and exact runtime-error messages. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "unit.h"
+#include "builtins.h"
 
 /* `main = say(EXPR)` in a fresh VM prints exactly `expected` and a newline. */
 static void check_says(const char *expr, const char *expected, const char *file, int line) {
@@ -191,7 +192,7 @@ static void test_set_field_linear(void **state) {
 }
 
 /* A string made by ++ shares its left operand's storage when that ends it
- * (vm/object.h): the older string, whose terminator the append wrote
+ * (vm/value/object.h): the older string, whose terminator the append wrote
  * over, still reads as itself wherever it goes: said, parsed, a label, an
  * error's message, a field name. */
 static void test_concat_shares_storage(void **state) {

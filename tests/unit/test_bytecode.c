@@ -13,6 +13,7 @@
 
 #include "unit.h"
 #include "../../api/bytecode.h"
+#include "builtins.h"
 
 static const char *program =
     "fn fib(n) = if n < 2 then n else fib(n - 1) + fib(n - 2)\n"

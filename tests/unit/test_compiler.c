@@ -11,6 +11,7 @@
 #include "../../compiler/compiler.h"
 #include "debug.h"
 #include "parse.h"
+#include "builtins.h"
 
 /* ---- compiling straight through compile_module ---- */
 

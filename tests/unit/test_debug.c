@@ -1,4 +1,4 @@
-/* vm/debug.c: the disassembler's exact listing lines, for a compiled
+/* vm/interp/debug.c: the disassembler's exact listing lines, for a compiled
  * function and for hand-made chunks (jumps, constants, a nested prototype,
  * a truncated instruction, a bad opcode byte). */
 #include <stdarg.h>

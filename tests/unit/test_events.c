@@ -1,4 +1,4 @@
-/* vm/events.c: the JSON-lines events (--trace-json) and the Chrome
+/* vm/runtime/events.c: the JSON-lines events (--trace-json) and the Chrome
  * trace-event timeline (--timeline) of small runs. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,6 +7,8 @@
 #include <cmocka.h>
 
 #include "unit.h"
+#include "events.h"
+#include "show.h"
 
 /* A VM recording a timeline, and JSON lines into u->trace. */
 static UnitVM *events_vm(bool timeline, bool json) {

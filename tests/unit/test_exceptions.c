@@ -1,6 +1,6 @@
-/* Exceptions through the public API: unwinding (vm/interp.c's unwind and the
+/* Exceptions through the public API: unwinding (vm/interp/interp.c's unwind and the
  * CATCH, WITH_MASK, MASK_*, TIMEOUT_* handlers), masking, and throwTo's rules
- * (vm/sched.c): pending exceptions, blocked throwers, and threads taken out
+ * (vm/runtime/sched.c): pending exceptions, blocked throwers, and threads taken out
  * of what they wait on when an exception reaches them. The rules are those of
  * docs/SEMANTICS.md (GHC's and io-sim's). */
 #include <stdarg.h>

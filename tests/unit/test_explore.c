@@ -1,4 +1,4 @@
-/* vm/explore.c: thread keys, the default strategy changing nothing, the
+/* vm/explore/explore.c: thread keys, the default strategy changing nothing, the
  * depth-first search's counts, replay, and the outcome of a run. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* vm/heap.c: size-class blocks, free slots, spare blocks, large objects,
+/* vm/value/heap.c: size-class blocks, free slots, spare blocks, large objects,
  * promotion and the young reset. The heap is driven directly: the tests
  * play the collector, marking the objects that live. */
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* vm/interp.c (through the public API): exit statuses, runtime errors and
+/* vm/interp/interp.c (through the public API): exit statuses, runtime errors and
  * their reports, step counting and limits, tail calls, -O0 equivalence. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -400,7 +400,7 @@ static void test_arithmetic(void **state) {
                           "[2, 1000, 2.0, 1000000, 5]\n");
 }
 
-/* NaN is equal to nothing, ints included (vm/value.h: numbers by value). */
+/* NaN is equal to nothing, ints included (vm/value/value.h: numbers by value). */
 static void test_nan_comparisons(void **state) {
   UnitVM *u = *state;
   assert_runs_with_output(u,

@@ -1,4 +1,4 @@
-/* vm/memory.c: the collector. Programs that allocate many lists, strings,
+/* vm/runtime/memory.c: the collector. Programs that allocate many lists, strings,
  * records, closures, threads and timeouts must compute exactly the same
  * under SIMVM_GC_STRESS=1 (a collection at every allocation), and garbage
  * must actually be freed. */

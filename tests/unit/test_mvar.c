@@ -1,6 +1,6 @@
-/* vm/mvar.c: FIFO hand-off between an MVar and the threads waiting on it,
+/* vm/runtime/mvar.c: FIFO hand-off between an MVar and the threads waiting on it,
  * called directly on threads built with thread_new (never run), then whole
- * programs through the public API. The rules are those of vm/mvar.h and
+ * programs through the public API. The rules are those of vm/runtime/mvar.h and
  * docs/SEMANTICS.md (GHC's). */
 #include <stdarg.h>
 #include <stddef.h>

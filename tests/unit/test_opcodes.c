@@ -1,4 +1,4 @@
-/* The opcode table (vm/opcodes.def) and what is derived from it: names,
+/* The opcode table (vm/value/opcodes.def) and what is derived from it: names,
  * operand widths by kind, the pops and pushes formulas, the flags, and the
  * builtin actions' agreement with their opcodes. */
 #include <stdarg.h>
@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "unit.h"
+#include "builtins.h"
 
 static void test_names_unique_and_present(void **state) {
   (void)state;

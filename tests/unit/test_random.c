@@ -1,4 +1,4 @@
-/* vm/random.h: SplitMix64 against its published outputs, and the ranges of
+/* vm/value/random.h: SplitMix64 against its published outputs, and the ranges of
  * random(n) and randomFloat(). */
 #include <stdarg.h>
 #include <stddef.h>

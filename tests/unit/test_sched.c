@@ -1,4 +1,4 @@
-/* vm/sched.c (through the public API): run-queue order, simulated time,
+/* vm/runtime/sched.c (through the public API): run-queue order, simulated time,
  * timers at the same instant, timeouts, kill, thread ids, the end of a run.
  * The rules are those of docs/SEMANTICS.md. */
 #include <stdarg.h>

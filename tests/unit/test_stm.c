@@ -1,7 +1,7 @@
-/* vm/stm.c: the undo log, the read set, commit and the waiters of TVars,
+/* vm/runtime/stm.c: the undo log, the read set, commit and the waiters of TVars,
  * called directly on threads built with thread_new; then whole programs
  * (orElse, retry, exceptions in transactions, registerDelay) through the
- * public API. The rules are those of vm/stm.h and docs/SEMANTICS.md. */
+ * public API. The rules are those of vm/runtime/stm.h and docs/SEMANTICS.md. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

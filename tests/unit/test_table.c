@@ -1,5 +1,5 @@
-/* vm/table.c: the open-addressing table keyed by interned strings, and the
- * string intern set built on it (obj_string in vm/object.c). */
+/* vm/value/table.c: the open-addressing table keyed by interned strings, and the
+ * string intern set built on it (obj_string in vm/value/object.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* vm/thread.c: fork-tree thread ids and names, stack growth that keeps the
+/* vm/runtime/thread.c: fork-tree thread ids and names, stack growth that keeps the
  * frames' slot pointers right, the frame limit, and the FIFO of pending
  * asynchronous exceptions. Threads are made directly on a fresh VM with the
  * collector paused. */

@@ -1,4 +1,4 @@
-/* vm/timer.c: the 4-ary min-heap of timers ordered by (when, seq), with
+/* vm/value/timer.c: the 4-ary min-heap of timers ordered by (when, seq), with
  * cancellation in O(1) and stale entries dropped or rebuilt away. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* vm/value.c: value_equal, value_compare, value_type_name, value_show and
+/* vm/value/value.c: value_equal, value_compare, value_type_name, value_show and
  * duration_show, on values built directly with the object constructors. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +9,8 @@
 #include <math.h>
 
 #include "unit.h"
+#include "builtins.h"
+#include "show.h"
 
 /* A fresh VM with the collector paused: the values built here are not rooted. */
 static int setup(void **state) {

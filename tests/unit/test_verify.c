@@ -1,4 +1,4 @@
-/* vm/verify.c: every rule of the bytecode verifier, each with a malformed
+/* api/verify.c: every rule of the bytecode verifier, each with a malformed
  * chunk that only that rule rejects, checked by its exact message (so the
  * test fails if the rule is deleted), next to the corrected chunk, which
  * verifies. */
@@ -10,6 +10,7 @@
 
 #include "unit.h"
 #include "../../api/verify.h"
+#include "builtins.h"
 
 /* A prototype named f in t.sim:1 with this code and these constants. */
 typedef struct {
