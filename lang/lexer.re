@@ -312,6 +312,36 @@ static bool in_statement_context(const Lexer *lx) {
   return lx->brackets[lx->depth - 1].kind == '{';
 }
 
+/* Whether the `(` at `s` closes, on its line, before the word `then`:
+ * `unless(ready) then a` starts a statement, `unless(c, act)` calls the
+ * prelude's function. Strings are skipped whole. */
+static bool paren_then_follows(const char *s, const char *limit) {
+  int depth = 0;
+  for (; s < limit && *s != '\n'; s++) {
+    if (*s == '"') {
+      for (s++; s < limit && *s != '"' && *s != '\n'; s++)
+        if (*s == '\\' && s + 1 < limit) s++;
+      if (s >= limit || *s == '\n') return false;
+    } else if (*s == '(') {
+      depth++;
+    } else if (*s == ')' && --depth == 0) {
+      for (s++; s < limit && (*s == ' ' || *s == '\t'); s++) {}
+      return limit - s >= 4 && memcmp(s, "then", 4) == 0 &&
+             !(s + 4 < limit && (s[4] == '_' || (unsigned)((s[4] | 32) - 'a') < 26 || (unsigned)(s[4] - '0') < 10));
+    }
+  }
+  return false;
+}
+
+/* `unless` begins a statement `unless c then a` where a statement starts in
+ * a block, but for a call of the prelude's unless(c, act) (a `(` right
+ * after it that does not close before `then`); anywhere else it is a name. */
+static bool starts_unless(const Lexer *lx, int kind, const YYSTYPE *value) {
+  if (kind != IDENT || strcmp(value->name, "unless") != 0) return false;
+  if (lx->depth == 0 || !in_statement_context(lx) || (lx->last_token != ';' && lx->last_token != '{')) return false;
+  return *lx->cursor != '(' || paren_then_follows(lx->cursor, lx->limit);
+}
+
 int lexer_next(Lexer *lx, Parser *p, YYSTYPE *value, YYLTYPE *loc) {
   int kind;
   if (p->ast_limit && arena_size(p->arena) > p->ast_limit) {
@@ -348,6 +378,7 @@ int lexer_next(Lexer *lx, Parser *p, YYSTYPE *value, YYLTYPE *loc) {
     }
   }
   lx->inserted = false;
+  if (starts_unless(lx, kind, value)) kind = UNLESS;
   track_brackets(lx, kind, loc);
   lx->last_token = kind;
   if (!lx->has_peek) {

@@ -108,6 +108,18 @@ static void name_or_pattern(Parser *p, Stmt *s, Expr *left) {
   else s->pattern = left;
 }
 
+/* A statement `if c then a` (or `unless c then a`): the if expression
+ * whose other branch is `return ()`, so `a` is evaluated only when chosen. */
+static Stmt *statement_if(Parser *p, Expr *cond, Expr *action, bool unless, YYLTYPE l) {
+  Expr *nothing = NEW(EXPR_RETURN, l);
+  nothing->as.ret = NEW(EXPR_UNIT, l);
+  Expr *e = NEW(EXPR_IF, l);
+  e->as.if_.cond = cond;
+  e->as.if_.then = unless ? nothing : action;
+  e->as.if_.otherwise = unless ? action : nothing;
+  return ast_stmt(p->arena, STMT_EXPR, LOC(l), NULL, e);
+}
+
 static Expr *lambda(Parser *p, NodeList params, Expr *body, const char *name, YYLTYPE l) {
   Expr *e = NEW(EXPR_LAMBDA, l);
   e->as.lambda.params = params;
@@ -122,7 +134,7 @@ static Expr *lambda(Parser *p, NodeList params, Expr *body, const char *name, YY
 %token <string> STRING "string"
 %token <name> IDENT "name"
 %token FN "fn" IF "if" THEN "then" ELSE "else" LET "let" IN "in" RETURN "return"
-%token TRUE "true" FALSE "false" NONE "none" IMPORT "import" MATCH "match"
+%token TRUE "true" FALSE "false" NONE "none" IMPORT "import" MATCH "match" UNLESS "unless"
 %token ARROW "<-" FAT_ARROW "=>" THEN_OP ">>" BIND_OP ">>=" CONCAT "++"
 %token EQ "==" NE "!=" LE "<=" GE ">=" AND "&&" OR "||" HASH_BRACE "#{" CONS_OP "::"
 
@@ -197,6 +209,8 @@ stmt
   : expr ARROW expr        { $$ = ast_stmt(p->arena, STMT_BIND, LOC(@1), NULL, $3); name_or_pattern(p, $$, $1); }
   | LET expr '=' expr      { $$ = ast_stmt(p->arena, STMT_LET, LOC(@2), NULL, $4); name_or_pattern(p, $$, $2); }
   | expr                   { $$ = ast_stmt(p->arena, STMT_EXPR, LOC(@1), NULL, $1); }
+  | IF expr THEN expr      { $$ = statement_if(p, $2, $4, false, @1); }
+  | UNLESS expr THEN expr  { $$ = statement_if(p, $2, $4, true, @1); }
   | error                  { $$ = NULL; }
   ;
 
@@ -327,7 +341,8 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, Parser *p) {
       n += snprintf(text + n, sizeof text - (size_t)n, "%s%s", i ? " or " : ", expecting ", yysymbol_name(expected[i]));
   }
   if (wants_else && n < (int)sizeof text)
-    snprintf(text + n, sizeof text - (size_t)n, " ('if c then a' needs 'else b': write 'when(c, a)' for an action)");
+    snprintf(text + n, sizeof text - (size_t)n,
+             " ('if c then a' without 'else' is a statement of a block: as a value it needs 'else b')");
   report(p, yypcontext_location(ctx), text);
   return 0;
 }
