@@ -90,13 +90,14 @@ struct Expr {
 typedef enum {
   STMT_BIND,     /* x <- e */
   STMT_LET,      /* let x = e */
-  STMT_EXPR      /* e (an action to run) */
+  STMT_EXPR,     /* e (an action to run) */
+  STMT_FN        /* fn name(params) = e | fn name(params) { ... }: expr an EXPR_LAMBDA */
 } StmtKind;
 
 struct Stmt {
   StmtKind kind;
   Loc loc;
-  const char *name;   /* BIND, LET: the name bound, or NULL with a pattern */
+  const char *name;   /* BIND, LET: the name bound, or NULL with a pattern; FN: the function's */
   Expr *expr;
   Expr *pattern;      /* BIND, LET: what `pattern <- e` or `let pattern = e` destructures */
 };

@@ -209,6 +209,8 @@ stmt
   : expr ARROW expr        { $$ = ast_stmt(p->arena, STMT_BIND, LOC(@1), NULL, $3); name_or_pattern(p, $$, $1); }
   | LET expr '=' expr      { $$ = ast_stmt(p->arena, STMT_LET, LOC(@2), NULL, $4); name_or_pattern(p, $$, $2); }
   | expr                   { $$ = ast_stmt(p->arena, STMT_EXPR, LOC(@1), NULL, $1); }
+  | FN IDENT '(' params ')' '=' expr { $$ = ast_stmt(p->arena, STMT_FN, LOC(@2), $2, lambda(p, $4, $7, $2, @1)); }
+  | FN IDENT '(' params ')' block    { $$ = ast_stmt(p->arena, STMT_FN, LOC(@2), $2, lambda(p, $4, $6, $2, @1)); }
   | IF expr THEN expr      { $$ = statement_if(p, $2, $4, false, @1); }
   | UNLESS expr THEN expr  { $$ = statement_if(p, $2, $4, true, @1); }
   | error                  { $$ = NULL; }

@@ -474,6 +474,23 @@ next_thread:
     PUSH(OBJ_VAL(closure));
     DISPATCH();
   }
+  CASE(LETREC): {
+    int n = READ_BYTE();
+    Value *made = sp - n, *holes = sp - 2 * n;
+    int first = (int)(holes - slots);
+    for (int k = 0; k < n; k++) {
+      if (!IS_CLOSURE(made[k])) continue;
+      ObjClosure *closure = AS_CLOSURE(made[k]);
+      for (int i = 0; i < closure->proto->upvalue_count; i++) {
+        int index = closure->proto->captures[2 * i + 1];
+        if (closure->proto->captures[2 * i] && index >= first && index < first + n)
+          closure->upvalues[i] = made[index - first];
+      }
+    }
+    for (int k = 0; k < n; k++) holes[k] = made[k];
+    sp -= n;
+    DISPATCH();
+  }
   CASE(ACTION): {
     const Builtin *made = &builtin_table[READ_BYTE()];
     STORE_FRAME();
