@@ -667,6 +667,28 @@ static void compile_record(Compiler *c, const Expr *e) {
   emit(c, OP_RECORD, n);
 }
 
+/* #{r | f: e, +g: e}: r, then a (name, may add, value) triple per field,
+ * and UPDATE copies r once with them set. */
+static void compile_update(Compiler *c, const Expr *e) {
+  const NodeList *fields = &e->as.update.fields;
+  if (fields->count > MAX_ARGS) {
+    error_at(c, e->loc, "a record update sets at most %d fields", MAX_ARGS);
+    return;
+  }
+  compile_expr(c, e->as.update.record, false);
+  for (int i = 0; i < fields->count; i++) {
+    const FieldUpdate *f = fields->items[i];
+    for (int j = 0; j < i; j++)
+      if (strcmp(f->name, ((const FieldUpdate *)fields->items[j])->name) == 0)
+        error_at(c, f->loc, "field '%s' is given twice", f->name);
+    emit_constant(c, OBJ_VAL(intern(c, f->name)), f->loc);
+    emit_op(c, f->add ? OP_TRUE : OP_FALSE);
+    compile_expr(c, f->value, false);
+  }
+  c->line = e->loc.line;
+  emit(c, OP_UPDATE, fields->count);
+}
+
 /* The global a call's callee names, or NULL; reports a wrong argument count. */
 static const GlobalInfo *check_call(Compiler *c, const Expr *e) {
   int argc = e->as.call.args.count;
@@ -740,6 +762,7 @@ static void compile_expr_form(Compiler *c, const Expr *e, bool tail) {
     case EXPR_NAME: compile_name(c, e->as.name, e->loc); return;
     case EXPR_LIST: compile_list(c, e); return;
     case EXPR_RECORD: compile_record(c, e); return;
+    case EXPR_UPDATE: compile_update(c, e); return;
     case EXPR_CALL: compile_call(c, e, tail); return;
     case EXPR_FIELD:
       compile_expr(c, e->as.field.object, false);

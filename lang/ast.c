@@ -104,6 +104,7 @@ static size_t expr_size(ExprKind kind) {
     case EXPR_BLOCK: body = sizeof e->as.block; break;
     case EXPR_RETURN: body = sizeof e->as.ret; break;
     case EXPR_MATCH: body = sizeof e->as.match; break;
+    case EXPR_UPDATE: body = sizeof e->as.update; break;
   }
   return head + body;
 }

@@ -41,7 +41,8 @@ typedef enum {
   EXPR_RETURN,   /* return e: the action that yields e            */
   EXPR_THEN,     /* a >> b                                        */
   EXPR_BIND,     /* a >>= f                                       */
-  EXPR_MATCH     /* match e { pattern => e ... }                  */
+  EXPR_MATCH,    /* match e { pattern => e ... }                  */
+  EXPR_UPDATE    /* #{r | f: e, +g: e}: a copy of record r         */
 } ExprKind;
 
 /* Binary operator codes for EXPR_BINARY / EXPR_UNARY. */
@@ -59,6 +60,15 @@ typedef struct {
   Expr *guard;          /* NULL: none */
   Expr *body;
 } MatchArm;
+
+/* One field of a record update: `name: value`, or with `add` `+name: value`
+ * (the field may be new). */
+typedef struct {
+  Loc loc;
+  const char *name;
+  Expr *value;
+  bool add;
+} FieldUpdate;
 
 /* Allocated with only the member of `as` its kind uses (ast_expr): read
  * and write only that one. */
@@ -84,6 +94,7 @@ struct Expr {
     Expr *ret;                       /* RETURN                        */
     struct { Expr *left; Expr *right; } then;  /* THEN and BIND       */
     struct { Expr *subject; NodeList arms; } match;  /* arms: MatchArm* */
+    struct { Expr *record; NodeList fields; } update;  /* fields: FieldUpdate* */
   } as;
 };
 

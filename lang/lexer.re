@@ -231,7 +231,7 @@ static int lex_raw(Lexer *lx, Parser *p, YYSTYPE *value, YYLTYPE *loc) {
       "||"  { return OR; }
       "#{"  { return HASH_BRACE; }
       "::"  { return CONS_OP; }
-      [-+*/%<>=!(){}[\],;.:] { return *lx->token; }
+      [-+*/%<>=!(){}[\],;.:|] { return *lx->token; }
 
       [\xc0-\xdf] [\x80-\xbf] | [\xe0-\xef] [\x80-\xbf]{2} | [\xf0-\xf7] [\x80-\xbf]{3} {
         lex_error(p, line, col, "unexpected character '%.*s'", (int)(lx->cursor - lx->token), lx->token);

@@ -36,6 +36,7 @@ typedef struct Parser Parser;
   Decl *decl;
   NodeList list;
   MatchArm *arm;
+  FieldUpdate *update;
 }
 
 %code provides {
@@ -141,7 +142,8 @@ static Expr *lambda(Parser *p, NodeList params, Expr *body, const char *name, YY
 %type <expr> expr postfix primary block
 %type <stmt> stmt
 %type <decl> decl
-%type <list> stmt_seq stmt_list params param_list args arg_list fields field_list arms arm_list
+%type <list> stmt_seq stmt_list params param_list args arg_list fields field_list arms arm_list updates update_list
+%type <update> update
 %type <arm> arm
 
 %precedence BODY
@@ -272,6 +274,7 @@ primary
   | '(' expr ')'           { $$ = $2; }
   | '[' args ']'           { $$ = NEW(EXPR_LIST, @1); $$->as.items = $2; }
   | HASH_BRACE fields '}'  { $$ = NEW(EXPR_RECORD, @1); $$->as.record.names = $2; }
+  | HASH_BRACE expr '|' updates '}' { $$ = NEW(EXPR_UPDATE, @1); $$->as.update.record = $2; $$->as.update.fields = $4; }
   | block
   | MATCH expr '{' arms '}' { $$ = NEW(EXPR_MATCH, @1); $$->as.match.subject = $2; $$->as.match.arms = $4; }
   ;
@@ -318,6 +321,22 @@ fields
 field_list
   : IDENT ':' expr                 { $$ = (NodeList){0}; node_list_push(p->arena, &$$, $1); node_list_push(p->arena, &$$, $3); }
   | field_list ',' IDENT ':' expr  { $$ = $1; node_list_push(p->arena, &$$, $3); node_list_push(p->arena, &$$, $5); }
+  ;
+
+/* #{r | f: e, +g: e}: the fields a record update sets; `+` lets one be new. */
+updates
+  : update_list
+  | update_list ','
+  ;
+
+update_list
+  : update                 { $$ = (NodeList){0}; node_list_push(p->arena, &$$, $1); }
+  | update_list ',' update { $$ = $1; node_list_push(p->arena, &$$, $3); }
+  ;
+
+update
+  : IDENT ':' expr         { $$ = arena_alloc(p->arena, sizeof(FieldUpdate)); *$$ = (FieldUpdate){LOC(@1), $1, $3, false}; }
+  | '+' IDENT ':' expr     { $$ = arena_alloc(p->arena, sizeof(FieldUpdate)); *$$ = (FieldUpdate){LOC(@2), $2, $4, true}; }
   ;
 
 %%

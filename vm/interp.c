@@ -643,6 +643,15 @@ next_thread:
     PUSH(OBJ_VAL(record));
     DISPATCH();
   }
+  CASE(UPDATE): {
+    int n = READ_BYTE();
+    Value value;
+    STORE_FRAME();
+    CHECK(ops_update(vm, sp - 3 * n - 1, n, &value));
+    sp -= 3 * n;
+    PEEK(0) = value;
+    DISPATCH();
+  }
   CASE(FIELD): {
     /* a record's field inline, charged as ops_field charges it; anything
      * else (an error) goes to ops_field */

@@ -170,6 +170,47 @@ bool ops_field(VM *vm, Value object, ObjString *name, Value *out) {
   return false;
 }
 
+bool ops_update(VM *vm, const Value *base, int n, Value *out) {
+  if (!IS_RECORD(base[0])) {
+    rt_error(vm, "cannot update fields of %s: it is not a record", value_type_name(base[0]));
+    return false;
+  }
+  ObjRecord *old = AS_RECORD(base[0]);
+  int added = 0;
+  for (int k = 0; k < n; k++) {
+    Value name = base[1 + 3 * k], add = base[2 + 3 * k];
+    if (!IS_STRING(name) || !IS_BOOL(add)) {
+      rt_error(vm, "a record update needs a name and a bool for each field");
+      return false;
+    }
+    if (record_field_index(old, AS_STRING(name)) >= 0) continue;
+    if (!AS_BOOL(add)) {
+      rt_error(vm, "the record has no field '%s' to update (write '+%s: ...' to add it)", AS_STRING(name)->chars,
+               AS_STRING(name)->chars);
+      return false;
+    }
+    added++;
+  }
+  ObjRecord *record = obj_record_with_room(vm, old->count + added, old->count + added);
+  old = AS_RECORD(base[0]); /* rooted on the stack: the same record */
+  for (int i = 0; i < old->count; i++) record->fields[i] = old->fields[i];
+  int count = old->count;
+  for (int k = 0; k < n; k++) {
+    ObjString *name = AS_STRING(base[1 + 3 * k]);
+    int i = record_field_index(old, name);
+    for (int j = old->count; j < count && i < 0; j++)
+      if (record->fields[j].name == name) i = j; /* added by an earlier triple */
+    if (i < 0) {
+      i = count++;
+      record->fields[i].name = name;
+    }
+    record->fields[i].value = base[3 + 3 * k];
+  }
+  vm_work(vm, (uint64_t)count);
+  *out = OBJ_VAL(record);
+  return true;
+}
+
 Value ops_reverse_onto(VM *vm, Value xs, Value acc) {
   gc_push_root(vm, acc);
   Value *built = &vm->temp_roots[vm->temp_root_count - 1];

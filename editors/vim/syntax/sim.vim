@@ -16,7 +16,7 @@ syn match simFloat "\<\d[0-9_]*\(\.\d[0-9_]*\([eE][+-]\=\d[0-9_]*\)\=\|[eE][+-]\
 syn match simError "\<\d[0-9_]*\(\.\d[0-9_]*\)\=\([eE][+-]\=\d[0-9_]*\)\=\([eE][+-]\=\d\)\@!\a\w*"
 syn match simDuration "\<\d[0-9_]*\(\.\d[0-9_]*\)\=\([eE][+-]\=\d[0-9_]*\)\=\(ns\|us\|ms\|s\)\>"
 
-syn match simOperator "<-\|=>\|>>=\|>>\|++\|==\|!=\|<=\|>=\|&&\|||\|[-+*/%<>=!]"
+syn match simOperator "<-\|=>\|>>=\|>>\|++\|==\|!=\|<=\|>=\|&&\|||\|[-+*/%<>=!|]"
 syn match simDelimiter "#{\|[(){}\[\],;.:]"
 
 " strings stay on their line; \n \t \r \\ \" and \xHH (not \x00)
