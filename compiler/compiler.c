@@ -667,6 +667,27 @@ static void compile_record(Compiler *c, const Expr *e) {
   emit(c, OP_RECORD, n);
 }
 
+/* "a{x}b{y}": the parts in order, empty text left out, and INTERP builds
+ * the one string of them (a string of more than 255 parts in steps, each
+ * taking the one before as its first part). */
+static void compile_interp(Compiler *c, const Expr *e) {
+  const NodeList *parts = &e->as.items;
+  int pending = 0; /* values on the stack for the next INTERP */
+  for (int i = 0; i < parts->count; i++) {
+    const Expr *part = parts->items[i];
+    if (part->kind == EXPR_STRING && part->as.string.length == 0) continue;
+    if (pending == MAX_ARGS) {
+      c->line = e->loc.line;
+      emit(c, OP_INTERP, pending);
+      pending = 1;
+    }
+    compile_expr(c, part, false);
+    pending++;
+  }
+  c->line = e->loc.line;
+  emit(c, OP_INTERP, pending);
+}
+
 /* #{r | f: e, +g: e}: r, then a (name, may add, value) triple per field,
  * and UPDATE copies r once with them set. */
 static void compile_update(Compiler *c, const Expr *e) {
@@ -763,6 +784,7 @@ static void compile_expr_form(Compiler *c, const Expr *e, bool tail) {
     case EXPR_LIST: compile_list(c, e); return;
     case EXPR_RECORD: compile_record(c, e); return;
     case EXPR_UPDATE: compile_update(c, e); return;
+    case EXPR_INTERP: compile_interp(c, e); return;
     case EXPR_CALL: compile_call(c, e, tail); return;
     case EXPR_FIELD:
       compile_expr(c, e->as.field.object, false);

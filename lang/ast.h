@@ -42,7 +42,8 @@ typedef enum {
   EXPR_THEN,     /* a >> b                                        */
   EXPR_BIND,     /* a >>= f                                       */
   EXPR_MATCH,    /* match e { pattern => e ... }                  */
-  EXPR_UPDATE    /* #{r | f: e, +g: e}: a copy of record r         */
+  EXPR_UPDATE,   /* #{r | f: e, +g: e}: a copy of record r         */
+  EXPR_INTERP    /* "a{x}b": items the parts, strings and the rest */
 } ExprKind;
 
 /* Binary operator codes for EXPR_BINARY / EXPR_UNARY. */
@@ -81,7 +82,7 @@ struct Expr {
     bool boolean;                    /* BOOL                          */
     struct { char *chars; int length; } string;  /* STRING          */
     const char *name;                /* NAME                          */
-    NodeList items;                  /* LIST: Expr*                   */
+    NodeList items;                  /* LIST, INTERP: Expr*           */
     struct { NodeList names; NodeList values; } record;  /* names: char* */
     struct { Expr *callee; NodeList args; } call;
     struct { Expr *object; const char *name; } field;

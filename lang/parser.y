@@ -109,6 +109,14 @@ static void name_or_pattern(Parser *p, Stmt *s, Expr *left) {
   else s->pattern = left;
 }
 
+/* A string literal's piece of an interpolated string. */
+static Expr *string_part(Parser *p, char *chars, int length, YYLTYPE l) {
+  Expr *e = NEW(EXPR_STRING, l);
+  e->as.string.chars = chars;
+  e->as.string.length = length;
+  return e;
+}
+
 /* A statement `if c then a` (or `unless c then a`): the if expression
  * whose other branch is `return ()`, so `a` is evaluated only when chosen. */
 static Stmt *statement_if(Parser *p, Expr *cond, Expr *action, bool unless, YYLTYPE l) {
@@ -133,6 +141,7 @@ static Expr *lambda(Parser *p, NodeList params, Expr *body, const char *name, YY
 %token <integer> INT "integer" DURATION "duration"
 %token <number> FLOAT "float"
 %token <string> STRING "string"
+%token <string> STRING_HEAD "string with '{'" STRING_MIDDLE "'}' of an interpolation" STRING_TAIL "end of an interpolated string"
 %token <name> IDENT "name"
 %token FN "fn" IF "if" THEN "then" ELSE "else" LET "let" IN "in" RETURN "return"
 %token TRUE "true" FALSE "false" NONE "none" IMPORT "import" MATCH "match" UNLESS "unless"
@@ -142,6 +151,7 @@ static Expr *lambda(Parser *p, NodeList params, Expr *body, const char *name, YY
 %type <expr> expr postfix primary block
 %type <stmt> stmt
 %type <decl> decl
+%type <list> interpolation
 %type <list> stmt_seq stmt_list params param_list args arg_list fields field_list arms arm_list updates update_list
 %type <update> update
 %type <arm> arm
@@ -273,6 +283,7 @@ primary
   | IDENT                  { $$ = NEW(EXPR_NAME, @1); $$->as.name = $1; }
   | '(' expr ')'           { $$ = $2; }
   | '[' args ']'           { $$ = NEW(EXPR_LIST, @1); $$->as.items = $2; }
+  | interpolation STRING_TAIL { $$ = NEW(EXPR_INTERP, @1); $$->as.items = $1; node_list_push(p->arena, &$$->as.items, string_part(p, $2.chars, $2.length, @2)); }
   | HASH_BRACE fields '}'  { $$ = NEW(EXPR_RECORD, @1); $$->as.record.names = $2; }
   | HASH_BRACE expr '|' updates '}' { $$ = NEW(EXPR_UPDATE, @1); $$->as.update.record = $2; $$->as.update.fields = $4; }
   | block
@@ -321,6 +332,13 @@ fields
 field_list
   : IDENT ':' expr                 { $$ = (NodeList){0}; node_list_push(p->arena, &$$, $1); node_list_push(p->arena, &$$, $3); }
   | field_list ',' IDENT ':' expr  { $$ = $1; node_list_push(p->arena, &$$, $3); node_list_push(p->arena, &$$, $5); }
+  ;
+
+/* "a{x}b{y}c": the lexer gives the text before each "{" and after each "}"
+ * as tokens around the expressions' own; the parts alternate, text first. */
+interpolation
+  : STRING_HEAD expr       { $$ = (NodeList){0}; node_list_push(p->arena, &$$, string_part(p, $1.chars, $1.length, @1)); node_list_push(p->arena, &$$, $2); }
+  | interpolation STRING_MIDDLE expr { $$ = $1; node_list_push(p->arena, &$$, string_part(p, $2.chars, $2.length, @2)); node_list_push(p->arena, &$$, $3); }
   ;
 
 /* #{r | f: e, +g: e}: the fields a record update sets; `+` lets one be new. */

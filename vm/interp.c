@@ -643,6 +643,15 @@ next_thread:
     PUSH(OBJ_VAL(record));
     DISPATCH();
   }
+  CASE(INTERP): {
+    int n = READ_BYTE();
+    Value value;
+    STORE_FRAME();
+    CHECK(ops_interpolate(vm, sp - n, n, &value));
+    sp -= n;
+    PUSH(value);
+    DISPATCH();
+  }
   CASE(UPDATE): {
     int n = READ_BYTE();
     Value value;

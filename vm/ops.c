@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "builtins.h"
+#include "show.h"
 
 #define NUMERIC(v) (IS_INT(v) || IS_FLOAT(v))
 #define TO_DOUBLE(v) (IS_INT(v) ? (double)AS_INT(v) : AS_FLOAT(v))
@@ -168,6 +169,36 @@ bool ops_field(VM *vm, Value object, ObjString *name, Value *out) {
   vm_work(vm, (uint64_t)record->count);
   rt_error(vm, "record has no field '%s'", name->chars);
   return false;
+}
+
+bool ops_interpolate(VM *vm, const Value *parts, int n, Value *out) {
+  char small[128]; /* most log lines */
+  Buffer buf;
+  buf_init_local(&buf, small, sizeof small);
+  for (int i = 0; i < n; i++) {
+    Value part = parts[i];
+    if (IS_STRING(part)) {
+      buf_append(&buf, AS_STRING(part)->chars, (size_t)AS_STRING(part)->length);
+    } else if (IS_BLOCK_CLOSURE(part) || IS_ACTION(part)) {
+      buf_free(&buf);
+      rt_error(vm, "a string interpolates an action, not its result: run it first (`x <- act`, then \"{x}\")");
+      return false;
+    } else if (!value_show_vm(vm, &buf, part, false)) {
+      buf_free(&buf);
+      return false; /* the run stops (vm->halted) */
+    }
+  }
+  if (buf.length > INT32_MAX) {
+    buf_free(&buf);
+    rt_error(vm, "string too long");
+    return false;
+  }
+  ObjString *s = obj_string_new(vm, (int)buf.length);
+  if (buf.length) memcpy(s->chars, buf.data, buf.length);
+  vm_work(vm, buf.length);
+  buf_free(&buf);
+  *out = OBJ_VAL(s);
+  return true;
 }
 
 bool ops_update(VM *vm, const Value *base, int n, Value *out) {

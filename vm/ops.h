@@ -32,6 +32,12 @@ bool ops_field(VM *vm, Value object, ObjString *name, Value *out);
  * must be rooted (on the stack). */
 bool ops_update(VM *vm, const Value *base, int n, Value *out);
 
+/* The interpolated string "a{x}b": the `n` values at `parts` joined into
+ * one new string, a string as it is and anything else as show gives it
+ * (say's rendering). Errors: an action among them (its result was meant),
+ * a string too long; false with vm->halted when the run must stop. */
+bool ops_interpolate(VM *vm, const Value *parts, int n, Value *out);
+
 /* The runtime error of a pattern that nothing fitted (MATCH_FAIL):
  * `what` ("no arm of the match fits ") followed by `value` shown, cut
  * short after 200 bytes. Always false. */
