@@ -19,10 +19,10 @@ syn match simDuration "\<\d[0-9_]*\(\.\d[0-9_]*\)\=\([eE][+-]\=\d[0-9_]*\)\=\(ns
 syn match simOperator "<-\|=>\|>>=\|>>\|++\|==\|!=\|<=\|>=\|&&\|||\|[-+*/%<>=!|]"
 syn match simDelimiter "#{\|[(){}\[\],;.:]"
 
-" strings stay on their line; \n \t \r \\ \" and \xHH (not \x00)
+" strings stay on their line; \n \t \r \\ \" \{ \} and \xHH (not \x00); {e} interpolates e
 syn region simString start=+"+ skip=+\\.+ end=+"+ end=+$+ oneline contains=simEscape,simBadEscape
 syn match simBadEscape +\\.\=+ contained
-syn match simEscape +\\\([ntr\\"]\|x\(00\)\@!\x\x\)+ contained
+syn match simEscape +\\\([ntr\\"{}]\|x\(00\)\@!\x\x\)+ contained
 
 " after the operators, so that -- starts a comment, not a minus
 syn match simComment "--.*$" contains=simTodo
