@@ -303,9 +303,12 @@ static const char *enclosing_name(Compiler *c) {
   return c->fn->proto->name ? c->fn->proto->name->chars : "<block>";
 }
 
-static void compile_lambda(Compiler *c, const Expr *e, const char *name) {
+/* `local`: a function of a block's `fn name(...)`, whose name in its body
+ * is slot 0, the callee itself (it calls itself with no capture). */
+static void compile_lambda(Compiler *c, const Expr *e, const char *name, bool local) {
   FnState fn;
   begin_fn(c, &fn, PROTO_FUNCTION, name ? name : "<lambda>", e->loc);
+  if (local) fn.locals[0].name = name;
   fn.proto->arity = e->as.lambda.params.count;
   fn.self_global = c->decl_global; /* the top-level fn being compiled, not a lambda in it */
   c->decl_global = -1;
@@ -339,6 +342,44 @@ static void compile_action(Compiler *c, const Expr *e) {
 
 /* ---- statements: running actions ---- */
 
+/* Statements [first, end) of a block are `fn name(...)`s, in a row: each
+ * a local, and each sees all of them, as top-level functions do. One calls
+ * itself through its callee slot; several are made with each of their
+ * names holding () first, and LETREC then gives each closure the others
+ * (values are immutable, so a cycle needs that one step). */
+static void compile_fn_group(Compiler *c, const NodeList *stmts, int first, int end) {
+  for (int i = first; i < end; i++) {
+    const Stmt *s = stmts->items[i];
+    for (int j = first; j < i; j++) {
+      const Stmt *t = stmts->items[j];
+      if (strcmp(s->name, t->name) == 0) error_at(c, s->loc, "'%s' is already defined on line %d", s->name, t->loc.line);
+    }
+  }
+  int n = end - first;
+  if (n == 1) {
+    const Stmt *s = stmts->items[first];
+    compile_lambda(c, s->expr, s->name, true);
+    declare_local(c, s->name, s->loc);
+    return;
+  }
+  if (n > MAX_ARGS) {
+    error_at(c, ((const Stmt *)stmts->items[first])->loc, "at most %d local functions in a row (put a statement between)",
+             MAX_ARGS);
+    return;
+  }
+  for (int i = first; i < end; i++) {
+    const Stmt *s = stmts->items[i];
+    c->line = s->loc.line;
+    emit_op(c, OP_UNIT);
+    declare_local(c, s->name, s->loc);
+  }
+  for (int i = first; i < end; i++) {
+    const Stmt *s = stmts->items[i];
+    compile_lambda(c, s->expr, s->name, true);
+  }
+  emit(c, OP_LETREC, n);
+}
+
 static void compile_stmts(Compiler *c, const NodeList *stmts, bool tail, Loc loc) {
   int base = c->fn->local_count;
   if (stmts->count == 0) {
@@ -352,6 +393,16 @@ static void compile_stmts(Compiler *c, const NodeList *stmts, bool tail, Loc loc
     bool last = i == stmts->count - 1;
     c->line = s->loc.line;
     switch (s->kind) {
+      case STMT_FN: {
+        int end = i + 1;
+        while (end < stmts->count && ((const Stmt *)stmts->items[end])->kind == STMT_FN) end++;
+        if (end == stmts->count)
+          error_at(c, ((const Stmt *)stmts->items[end - 1])->loc,
+                   "a block cannot end with a function definition: end it with an action");
+        compile_fn_group(c, stmts, i, end);
+        i = end - 1;
+        break;
+      }
       case STMT_BIND:
       case STMT_LET:
         if (last && s->pattern) {
@@ -617,6 +668,49 @@ static void compile_record(Compiler *c, const Expr *e) {
   emit(c, OP_RECORD, n);
 }
 
+/* "a{x}b{y}": the parts in order, empty text left out, and INTERP builds
+ * the one string of them (a string of more than 255 parts in steps, each
+ * taking the one before as its first part). */
+static void compile_interp(Compiler *c, const Expr *e) {
+  const NodeList *parts = &e->as.items;
+  int pending = 0; /* values on the stack for the next INTERP */
+  for (int i = 0; i < parts->count; i++) {
+    const Expr *part = parts->items[i];
+    if (part->kind == EXPR_STRING && part->as.string.length == 0) continue;
+    if (pending == MAX_ARGS) {
+      c->line = e->loc.line;
+      emit(c, OP_INTERP, pending);
+      pending = 1;
+    }
+    compile_expr(c, part, false);
+    pending++;
+  }
+  c->line = e->loc.line;
+  emit(c, OP_INTERP, pending);
+}
+
+/* #{r | f: e, +g: e}: r, then a (name, may add, value) triple per field,
+ * and UPDATE copies r once with them set. */
+static void compile_update(Compiler *c, const Expr *e) {
+  const NodeList *fields = &e->as.update.fields;
+  if (fields->count > MAX_ARGS) {
+    error_at(c, e->loc, "a record update sets at most %d fields", MAX_ARGS);
+    return;
+  }
+  compile_expr(c, e->as.update.record, false);
+  for (int i = 0; i < fields->count; i++) {
+    const FieldUpdate *f = fields->items[i];
+    for (int j = 0; j < i; j++)
+      if (strcmp(f->name, ((const FieldUpdate *)fields->items[j])->name) == 0)
+        error_at(c, f->loc, "field '%s' is given twice", f->name);
+    emit_constant(c, OBJ_VAL(intern(c, f->name)), f->loc);
+    emit_op(c, f->add ? OP_TRUE : OP_FALSE);
+    compile_expr(c, f->value, false);
+  }
+  c->line = e->loc.line;
+  emit(c, OP_UPDATE, fields->count);
+}
+
 /* The global a call's callee names, or NULL; reports a wrong argument count. */
 static const GlobalInfo *check_call(Compiler *c, const Expr *e) {
   int argc = e->as.call.args.count;
@@ -690,6 +784,8 @@ static void compile_expr_form(Compiler *c, const Expr *e, bool tail) {
     case EXPR_NAME: compile_name(c, e->as.name, e->loc); return;
     case EXPR_LIST: compile_list(c, e); return;
     case EXPR_RECORD: compile_record(c, e); return;
+    case EXPR_UPDATE: compile_update(c, e); return;
+    case EXPR_INTERP: compile_interp(c, e); return;
     case EXPR_CALL: compile_call(c, e, tail); return;
     case EXPR_FIELD:
       compile_expr(c, e->as.field.object, false);
@@ -758,7 +854,7 @@ static void compile_expr_form(Compiler *c, const Expr *e, bool tail) {
       return;
     }
     case EXPR_MATCH: compile_match(c, e, tail, false); return;
-    case EXPR_LAMBDA: compile_lambda(c, e, e->as.lambda.name); return;
+    case EXPR_LAMBDA: compile_lambda(c, e, e->as.lambda.name, false); return;
     case EXPR_BLOCK:
     case EXPR_THEN:
     case EXPR_BIND:
@@ -1138,7 +1234,7 @@ ObjClosure *compile_module(VM *vm, const Source *source, const Module *module, D
       c.line = d->loc.line;
       c.decl = d->name;
       c.decl_global = d->kind == DECL_FN ? slots[i] : -1;
-      if (d->kind == DECL_FN) compile_lambda(&c, d->expr, d->name);
+      if (d->kind == DECL_FN) compile_lambda(&c, d->expr, d->name, false);
       else compile_expr(&c, d->expr, false);
       emit(&c, OP_DEFINE_GLOBAL, slots[i]);
     }

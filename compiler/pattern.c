@@ -45,6 +45,8 @@ static const char *what_it_is(const Expr *e) {
     case EXPR_RETURN: return "a return";
     case EXPR_THEN: case EXPR_BIND: return "an action";
     case EXPR_MATCH: return "a match";
+    case EXPR_UPDATE: return "a record update";
+    case EXPR_INTERP: return "an interpolated string";
     default: return "an expression";
   }
 }

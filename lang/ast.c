@@ -91,7 +91,7 @@ static size_t expr_size(ExprKind kind) {
     case EXPR_BOOL: body = sizeof e->as.boolean; break;
     case EXPR_STRING: body = sizeof e->as.string; break;
     case EXPR_NAME: body = sizeof e->as.name; break;
-    case EXPR_LIST: body = sizeof e->as.items; break;
+    case EXPR_LIST: case EXPR_INTERP: body = sizeof e->as.items; break;
     case EXPR_RECORD: body = sizeof e->as.record; break;
     case EXPR_CALL: body = sizeof e->as.call; break;
     case EXPR_FIELD: body = sizeof e->as.field; break;
@@ -104,6 +104,7 @@ static size_t expr_size(ExprKind kind) {
     case EXPR_BLOCK: body = sizeof e->as.block; break;
     case EXPR_RETURN: body = sizeof e->as.ret; break;
     case EXPR_MATCH: body = sizeof e->as.match; break;
+    case EXPR_UPDATE: body = sizeof e->as.update; break;
   }
   return head + body;
 }

@@ -41,7 +41,9 @@ typedef enum {
   EXPR_RETURN,   /* return e: the action that yields e            */
   EXPR_THEN,     /* a >> b                                        */
   EXPR_BIND,     /* a >>= f                                       */
-  EXPR_MATCH     /* match e { pattern => e ... }                  */
+  EXPR_MATCH,    /* match e { pattern => e ... }                  */
+  EXPR_UPDATE,   /* #{r | f: e, +g: e}: a copy of record r         */
+  EXPR_INTERP    /* "a{x}b": items the parts, strings and the rest */
 } ExprKind;
 
 /* Binary operator codes for EXPR_BINARY / EXPR_UNARY. */
@@ -60,6 +62,15 @@ typedef struct {
   Expr *body;
 } MatchArm;
 
+/* One field of a record update: `name: value`, or with `add` `+name: value`
+ * (the field may be new). */
+typedef struct {
+  Loc loc;
+  const char *name;
+  Expr *value;
+  bool add;
+} FieldUpdate;
+
 /* Allocated with only the member of `as` its kind uses (ast_expr): read
  * and write only that one. */
 struct Expr {
@@ -71,7 +82,7 @@ struct Expr {
     bool boolean;                    /* BOOL                          */
     struct { char *chars; int length; } string;  /* STRING          */
     const char *name;                /* NAME                          */
-    NodeList items;                  /* LIST: Expr*                   */
+    NodeList items;                  /* LIST, INTERP: Expr*           */
     struct { NodeList names; NodeList values; } record;  /* names: char* */
     struct { Expr *callee; NodeList args; } call;
     struct { Expr *object; const char *name; } field;
@@ -84,19 +95,21 @@ struct Expr {
     Expr *ret;                       /* RETURN                        */
     struct { Expr *left; Expr *right; } then;  /* THEN and BIND       */
     struct { Expr *subject; NodeList arms; } match;  /* arms: MatchArm* */
+    struct { Expr *record; NodeList fields; } update;  /* fields: FieldUpdate* */
   } as;
 };
 
 typedef enum {
   STMT_BIND,     /* x <- e */
   STMT_LET,      /* let x = e */
-  STMT_EXPR      /* e (an action to run) */
+  STMT_EXPR,     /* e (an action to run) */
+  STMT_FN        /* fn name(params) = e | fn name(params) { ... }: expr an EXPR_LAMBDA */
 } StmtKind;
 
 struct Stmt {
   StmtKind kind;
   Loc loc;
-  const char *name;   /* BIND, LET: the name bound, or NULL with a pattern */
+  const char *name;   /* BIND, LET: the name bound, or NULL with a pattern; FN: the function's */
   Expr *expr;
   Expr *pattern;      /* BIND, LET: what `pattern <- e` or `let pattern = e` destructures */
 };

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 
 #define LEXER_MAX_NESTING 1024
+#define LEXER_MAX_INTERPOLATION 16  /* "{f("{x}")}": strings in interpolations, nested */
 
 typedef struct {
   const char *text;         /* start of the source            */
@@ -32,6 +33,11 @@ typedef struct {
   int peek_kind;
   bool inserted;            /* the last token returned is an inserted ';' */
   int end_line, end_col;    /* just after the last token returned      */
+  struct {
+    int braces;             /* { and #{ open inside it: its own } is the next at 0 */
+    int line, col;          /* where its { is                         */
+  } interpolations[LEXER_MAX_INTERPOLATION];  /* the open "...{ of strings */
+  int interpolation_depth;
 } Lexer;
 
 /* Start lexing `length` bytes at `text`; text[length] must be NUL. */

@@ -44,6 +44,8 @@ static bool decode_string(Parser *p, const char *start, const char *end, int lin
       case 'r': out[length++] = '\r'; break;
       case '\\': out[length++] = '\\'; break;
       case '"': out[length++] = '"'; break;
+      case '{': out[length++] = '{'; break;
+      case '}': out[length++] = '}'; break;
       case 'x': {
         int hi = s + 1 < end ? s[1] : 0, lo = s + 2 < end ? s[2] : 0;
         char hex[3] = {(char)hi, (char)lo, 0};
@@ -145,6 +147,65 @@ static int lex_duration(Parser *p, const char *start, const char *end, int line,
   return DURATION;
 }
 
+/* The error of a string's "{" whose "}" is missing on its line (at the
+ * innermost one), reported at that "{"; the lexer goes on as if outside. */
+static int unclosed_interpolation(Lexer *lx, Parser *p) {
+  int at = lx->interpolation_depth - 1;
+  lex_error(p, lx->interpolations[at].line, lx->interpolations[at].col,
+            "unclosed '{' in a string: an interpolation ends with '}' on its line (write '\\{' for a brace)");
+  lx->interpolation_depth = 0;
+  return YYerror;
+}
+
+/* Past the rest of a string after an error in it: to its closing quote
+ * (escapes skipped), or to the end of the line. */
+static void skip_string(Lexer *lx) {
+  const char *s = lx->cursor;
+  while (s < lx->limit && *s != '"' && *s != '\n') s += *s == '\\' && s + 1 < lx->limit && s[1] != '\n' ? 2 : 1;
+  lx->cursor = s < lx->limit && *s == '"' ? s + 1 : s;
+}
+
+/* A string's text from lx->cursor: after its opening quote, or with
+ * `resume` after the "}" of an interpolation. It runs to the closing quote
+ * (STRING, or STRING_TAIL after an interpolation) or to a "{" that starts
+ * an interpolation (STRING_HEAD, or STRING_MIDDLE), whose expression's
+ * tokens come next. (line, col): the quote or the "}". */
+static int lex_string(Lexer *lx, Parser *p, YYSTYPE *value, int line, int col, bool resume) {
+  const char *start = lx->cursor, *s = start;
+  while (s < lx->limit && *s != '"' && *s != '{' && *s != '\n') s += *s == '\\' && s + 1 < lx->limit && s[1] != '\n' ? 2 : 1;
+  if (s >= lx->limit || *s == '\n') {
+    lx->cursor = s;
+    if (lx->interpolation_depth) return unclosed_interpolation(lx, p); /* the string's end was taken for another's */
+    lex_error(p, line, col, "unterminated string (a string must end on the line it starts)");
+    return YYerror;
+  }
+  lx->cursor = s + 1;
+  if (!decode_string(p, start, s, line, col + 1, value)) {
+    if (*s == '{') skip_string(lx); /* and its interpolations: one error is enough */
+    return YYerror;
+  }
+  if (*s == '"') return resume ? STRING_TAIL : STRING;
+  int brace_col = col + 1 + (int)(s - start);
+  const char *next = s + 1;
+  while (next < lx->limit && (*next == ' ' || *next == '\t')) next++;
+  if (next < lx->limit && *next == '}') {
+    lex_error(p, line, brace_col, "empty '{}' in a string: put an expression in it, or write '\\{}' for braces");
+    skip_string(lx);
+    return YYerror;
+  }
+  if (lx->interpolation_depth == LEXER_MAX_INTERPOLATION) {
+    lex_error(p, line, brace_col, "interpolations nested too deeply (more than %d strings)", LEXER_MAX_INTERPOLATION);
+    lx->interpolation_depth = 0;
+    while (lx->cursor < lx->limit && *lx->cursor != '\n') lx->cursor++;
+    return YYerror;
+  }
+  lx->interpolations[lx->interpolation_depth].braces = 0;
+  lx->interpolations[lx->interpolation_depth].line = line;
+  lx->interpolations[lx->interpolation_depth].col = brace_col;
+  lx->interpolation_depth++;
+  return resume ? STRING_MIDDLE : STRING_HEAD;
+}
+
 /* The raw scanner: one token, no semicolon insertion. */
 static int lex_raw(Lexer *lx, Parser *p, YYSTYPE *value, YYLTYPE *loc) {
   lx->newline_before = false;
@@ -167,9 +228,17 @@ static int lex_raw(Lexer *lx, Parser *p, YYSTYPE *value, YYLTYPE *loc) {
       number = digits ("." digits)? ([eE] [+-]? digits)?;
       unit   = "ns" | "us" | "ms" | "s";
 
-      $ { return YYEOF; }
+      $ {
+        if (lx->interpolation_depth) return unclosed_interpolation(lx, p);
+        return YYEOF;
+      }
 
-      "\n" { lx->line++; lx->line_start = lx->cursor; lx->newline_before = true; continue; }
+      "\n" {
+        if (lx->interpolation_depth) {
+          lx->cursor--; /* the line still ends here, for the parser's recovery */
+          return unclosed_interpolation(lx, p);
+        }
+        lx->line++; lx->line_start = lx->cursor; lx->newline_before = true; continue; }
       [ \t\r]+ { continue; }
       "--" [^\n\x00]* { continue; }
 
@@ -209,13 +278,16 @@ static int lex_raw(Lexer *lx, Parser *p, YYSTYPE *value, YYLTYPE *loc) {
         return IDENT;
       }
 
-      ["] ([^"\\\n\x00] | "\\" [^\n\x00])* ["] {
-        if (!decode_string(p, lx->token + 1, lx->cursor - 1, line, col + 1, value)) return YYerror;
-        return STRING;
-      }
-      ["] ([^"\\\n\x00] | "\\" [^\n\x00])* "\\"? {
-        lex_error(p, line, col, "unterminated string (a string must end on the line it starts)");
-        return YYerror;
+      ["] { return lex_string(lx, p, value, line, col, false); }
+      "}" {
+        if (lx->interpolation_depth) {
+          if (lx->interpolations[lx->interpolation_depth - 1].braces == 0) {
+            lx->interpolation_depth--; /* the interpolation's own: the string goes on */
+            return lex_string(lx, p, value, line, col, true);
+          }
+          lx->interpolations[lx->interpolation_depth - 1].braces--;
+        }
+        return '}';
       }
 
       "<-"  { return ARROW; }
@@ -231,7 +303,7 @@ static int lex_raw(Lexer *lx, Parser *p, YYSTYPE *value, YYLTYPE *loc) {
       "||"  { return OR; }
       "#{"  { return HASH_BRACE; }
       "::"  { return CONS_OP; }
-      [-+*/%<>=!(){}[\],;.:] { return *lx->token; }
+      [-+*/%<>=!(){}[\],;.:|] { return *lx->token; }
 
       [\xc0-\xdf] [\x80-\xbf] | [\xe0-\xef] [\x80-\xbf]{2} | [\xf0-\xf7] [\x80-\xbf]{3} {
         lex_error(p, line, col, "unexpected character '%.*s'", (int)(lx->cursor - lx->token), lx->token);
@@ -253,7 +325,7 @@ static int lex_raw(Lexer *lx, Parser *p, YYSTYPE *value, YYLTYPE *loc) {
 static bool ends_statement(int kind) {
   switch (kind) {
     case IDENT: case INT: case FLOAT: case DURATION: case STRING:
-    case TRUE: case FALSE: case NONE: case ')': case ']': case '}':
+    case TRUE: case FALSE: case NONE: case ')': case ']': case '}': case STRING_TAIL:
     case YYerror: /* so the parser's recovery can resume on the next line */
       return true;
     default:
@@ -312,6 +384,36 @@ static bool in_statement_context(const Lexer *lx) {
   return lx->brackets[lx->depth - 1].kind == '{';
 }
 
+/* Whether the `(` at `s` closes, on its line, before the word `then`:
+ * `unless(ready) then a` starts a statement, `unless(c, act)` calls the
+ * prelude's function. Strings are skipped whole. */
+static bool paren_then_follows(const char *s, const char *limit) {
+  int depth = 0;
+  for (; s < limit && *s != '\n'; s++) {
+    if (*s == '"') {
+      for (s++; s < limit && *s != '"' && *s != '\n'; s++)
+        if (*s == '\\' && s + 1 < limit) s++;
+      if (s >= limit || *s == '\n') return false;
+    } else if (*s == '(') {
+      depth++;
+    } else if (*s == ')' && --depth == 0) {
+      for (s++; s < limit && (*s == ' ' || *s == '\t'); s++) {}
+      return limit - s >= 4 && memcmp(s, "then", 4) == 0 &&
+             !(s + 4 < limit && (s[4] == '_' || (unsigned)((s[4] | 32) - 'a') < 26 || (unsigned)(s[4] - '0') < 10));
+    }
+  }
+  return false;
+}
+
+/* `unless` begins a statement `unless c then a` where a statement starts in
+ * a block, but for a call of the prelude's unless(c, act) (a `(` right
+ * after it that does not close before `then`); anywhere else it is a name. */
+static bool starts_unless(const Lexer *lx, int kind, const YYSTYPE *value) {
+  if (kind != IDENT || strcmp(value->name, "unless") != 0) return false;
+  if (lx->depth == 0 || !in_statement_context(lx) || (lx->last_token != ';' && lx->last_token != '{')) return false;
+  return *lx->cursor != '(' || paren_then_follows(lx->cursor, lx->limit);
+}
+
 int lexer_next(Lexer *lx, Parser *p, YYSTYPE *value, YYLTYPE *loc) {
   int kind;
   if (p->ast_limit && arena_size(p->arena) > p->ast_limit) {
@@ -333,6 +435,10 @@ int lexer_next(Lexer *lx, Parser *p, YYSTYPE *value, YYLTYPE *loc) {
     kind = lx->peek_kind;
   } else {
     kind = lex_raw(lx, p, value, loc);
+    /* a { inside an interpolation: the "}" that closes it is not the
+     * interpolation's own (lex_raw's "}" rule counts them down) */
+    if (lx->interpolation_depth && (kind == '{' || kind == HASH_BRACE))
+      lx->interpolations[lx->interpolation_depth - 1].braces++;
     if (lx->newline_before && ends_statement(lx->last_token) && in_statement_context(lx) &&
         !continues_expression(kind)) {
       lx->has_peek = true;
@@ -348,6 +454,7 @@ int lexer_next(Lexer *lx, Parser *p, YYSTYPE *value, YYLTYPE *loc) {
     }
   }
   lx->inserted = false;
+  if (starts_unless(lx, kind, value)) kind = UNLESS;
   track_brackets(lx, kind, loc);
   lx->last_token = kind;
   if (!lx->has_peek) {

@@ -36,6 +36,7 @@ typedef struct Parser Parser;
   Decl *decl;
   NodeList list;
   MatchArm *arm;
+  FieldUpdate *update;
 }
 
 %code provides {
@@ -108,6 +109,26 @@ static void name_or_pattern(Parser *p, Stmt *s, Expr *left) {
   else s->pattern = left;
 }
 
+/* A string literal's piece of an interpolated string. */
+static Expr *string_part(Parser *p, char *chars, int length, YYLTYPE l) {
+  Expr *e = NEW(EXPR_STRING, l);
+  e->as.string.chars = chars;
+  e->as.string.length = length;
+  return e;
+}
+
+/* A statement `if c then a` (or `unless c then a`): the if expression
+ * whose other branch is `return ()`, so `a` is evaluated only when chosen. */
+static Stmt *statement_if(Parser *p, Expr *cond, Expr *action, bool unless, YYLTYPE l) {
+  Expr *nothing = NEW(EXPR_RETURN, l);
+  nothing->as.ret = NEW(EXPR_UNIT, l);
+  Expr *e = NEW(EXPR_IF, l);
+  e->as.if_.cond = cond;
+  e->as.if_.then = unless ? nothing : action;
+  e->as.if_.otherwise = unless ? action : nothing;
+  return ast_stmt(p->arena, STMT_EXPR, LOC(l), NULL, e);
+}
+
 static Expr *lambda(Parser *p, NodeList params, Expr *body, const char *name, YYLTYPE l) {
   Expr *e = NEW(EXPR_LAMBDA, l);
   e->as.lambda.params = params;
@@ -120,16 +141,19 @@ static Expr *lambda(Parser *p, NodeList params, Expr *body, const char *name, YY
 %token <integer> INT "integer" DURATION "duration"
 %token <number> FLOAT "float"
 %token <string> STRING "string"
+%token <string> STRING_HEAD "string with '{'" STRING_MIDDLE "'}' of an interpolation" STRING_TAIL "end of an interpolated string"
 %token <name> IDENT "name"
 %token FN "fn" IF "if" THEN "then" ELSE "else" LET "let" IN "in" RETURN "return"
-%token TRUE "true" FALSE "false" NONE "none" IMPORT "import" MATCH "match"
+%token TRUE "true" FALSE "false" NONE "none" IMPORT "import" MATCH "match" UNLESS "unless"
 %token ARROW "<-" FAT_ARROW "=>" THEN_OP ">>" BIND_OP ">>=" CONCAT "++"
 %token EQ "==" NE "!=" LE "<=" GE ">=" AND "&&" OR "||" HASH_BRACE "#{" CONS_OP "::"
 
 %type <expr> expr postfix primary block
 %type <stmt> stmt
 %type <decl> decl
-%type <list> stmt_seq stmt_list params param_list args arg_list fields field_list arms arm_list
+%type <list> interpolation
+%type <list> stmt_seq stmt_list params param_list args arg_list fields field_list arms arm_list updates update_list
+%type <update> update
 %type <arm> arm
 
 %precedence BODY
@@ -197,6 +221,10 @@ stmt
   : expr ARROW expr        { $$ = ast_stmt(p->arena, STMT_BIND, LOC(@1), NULL, $3); name_or_pattern(p, $$, $1); }
   | LET expr '=' expr      { $$ = ast_stmt(p->arena, STMT_LET, LOC(@2), NULL, $4); name_or_pattern(p, $$, $2); }
   | expr                   { $$ = ast_stmt(p->arena, STMT_EXPR, LOC(@1), NULL, $1); }
+  | FN IDENT '(' params ')' '=' expr { $$ = ast_stmt(p->arena, STMT_FN, LOC(@2), $2, lambda(p, $4, $7, $2, @1)); }
+  | FN IDENT '(' params ')' block    { $$ = ast_stmt(p->arena, STMT_FN, LOC(@2), $2, lambda(p, $4, $6, $2, @1)); }
+  | IF expr THEN expr      { $$ = statement_if(p, $2, $4, false, @1); }
+  | UNLESS expr THEN expr  { $$ = statement_if(p, $2, $4, true, @1); }
   | error                  { $$ = NULL; }
   ;
 
@@ -255,7 +283,9 @@ primary
   | IDENT                  { $$ = NEW(EXPR_NAME, @1); $$->as.name = $1; }
   | '(' expr ')'           { $$ = $2; }
   | '[' args ']'           { $$ = NEW(EXPR_LIST, @1); $$->as.items = $2; }
+  | interpolation STRING_TAIL { $$ = NEW(EXPR_INTERP, @1); $$->as.items = $1; node_list_push(p->arena, &$$->as.items, string_part(p, $2.chars, $2.length, @2)); }
   | HASH_BRACE fields '}'  { $$ = NEW(EXPR_RECORD, @1); $$->as.record.names = $2; }
+  | HASH_BRACE expr '|' updates '}' { $$ = NEW(EXPR_UPDATE, @1); $$->as.update.record = $2; $$->as.update.fields = $4; }
   | block
   | MATCH expr '{' arms '}' { $$ = NEW(EXPR_MATCH, @1); $$->as.match.subject = $2; $$->as.match.arms = $4; }
   ;
@@ -304,6 +334,29 @@ field_list
   | field_list ',' IDENT ':' expr  { $$ = $1; node_list_push(p->arena, &$$, $3); node_list_push(p->arena, &$$, $5); }
   ;
 
+/* "a{x}b{y}c": the lexer gives the text before each "{" and after each "}"
+ * as tokens around the expressions' own; the parts alternate, text first. */
+interpolation
+  : STRING_HEAD expr       { $$ = (NodeList){0}; node_list_push(p->arena, &$$, string_part(p, $1.chars, $1.length, @1)); node_list_push(p->arena, &$$, $2); }
+  | interpolation STRING_MIDDLE expr { $$ = $1; node_list_push(p->arena, &$$, string_part(p, $2.chars, $2.length, @2)); node_list_push(p->arena, &$$, $3); }
+  ;
+
+/* #{r | f: e, +g: e}: the fields a record update sets; `+` lets one be new. */
+updates
+  : update_list
+  | update_list ','
+  ;
+
+update_list
+  : update                 { $$ = (NodeList){0}; node_list_push(p->arena, &$$, $1); }
+  | update_list ',' update { $$ = $1; node_list_push(p->arena, &$$, $3); }
+  ;
+
+update
+  : IDENT ':' expr         { $$ = arena_alloc(p->arena, sizeof(FieldUpdate)); *$$ = (FieldUpdate){LOC(@1), $1, $3, false}; }
+  | '+' IDENT ':' expr     { $$ = arena_alloc(p->arena, sizeof(FieldUpdate)); *$$ = (FieldUpdate){LOC(@2), $2, $4, true}; }
+  ;
+
 %%
 
 /* Syntax errors in the user's terms: a ';' the lexer inserted is the end of
@@ -327,7 +380,8 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, Parser *p) {
       n += snprintf(text + n, sizeof text - (size_t)n, "%s%s", i ? " or " : ", expecting ", yysymbol_name(expected[i]));
   }
   if (wants_else && n < (int)sizeof text)
-    snprintf(text + n, sizeof text - (size_t)n, " ('if c then a' needs 'else b': write 'when(c, a)' for an action)");
+    snprintf(text + n, sizeof text - (size_t)n,
+             " ('if c then a' without 'else' is a statement of a block: as a value it needs 'else b')");
   report(p, yypcontext_location(ctx), text);
   return 0;
 }

@@ -475,6 +475,23 @@ next_thread:
     PUSH(OBJ_VAL(closure));
     DISPATCH();
   }
+  CASE(LETREC): {
+    int n = READ_BYTE();
+    Value *made = sp - n, *holes = sp - 2 * n;
+    int first = (int)(holes - slots);
+    for (int k = 0; k < n; k++) {
+      if (!IS_CLOSURE(made[k])) continue;
+      ObjClosure *closure = AS_CLOSURE(made[k]);
+      for (int i = 0; i < closure->proto->upvalue_count; i++) {
+        int index = closure->proto->captures[2 * i + 1];
+        if (closure->proto->captures[2 * i] && index >= first && index < first + n)
+          closure->upvalues[i] = made[index - first];
+      }
+    }
+    for (int k = 0; k < n; k++) holes[k] = made[k];
+    sp -= n;
+    DISPATCH();
+  }
   CASE(ACTION): {
     const Builtin *made = &builtin_table[READ_BYTE()];
     STORE_FRAME();
@@ -625,6 +642,24 @@ next_thread:
     for (int i = 0; i < n; i++) record->fields[i] = (Field){AS_STRING(pairs[2 * i]), pairs[2 * i + 1]};
     sp -= 2 * n;
     PUSH(OBJ_VAL(record));
+    DISPATCH();
+  }
+  CASE(INTERP): {
+    int n = READ_BYTE();
+    Value value;
+    STORE_FRAME();
+    CHECK(ops_interpolate(vm, sp - n, n, &value));
+    sp -= n;
+    PUSH(value);
+    DISPATCH();
+  }
+  CASE(UPDATE): {
+    int n = READ_BYTE();
+    Value value;
+    STORE_FRAME();
+    CHECK(ops_update(vm, sp - 3 * n - 1, n, &value));
+    sp -= 3 * n;
+    PEEK(0) = value;
     DISPATCH();
   }
   CASE(FIELD): {

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "builtins.h"
+#include "show.h"
 
 #define NUMERIC(v) (IS_INT(v) || IS_FLOAT(v))
 #define TO_DOUBLE(v) (IS_INT(v) ? (double)AS_INT(v) : AS_FLOAT(v))
@@ -169,6 +170,77 @@ bool ops_field(VM *vm, Value object, ObjString *name, Value *out) {
   vm_work(vm, (uint64_t)record->count);
   rt_error(vm, "record has no field '%s'", name->chars);
   return false;
+}
+
+bool ops_interpolate(VM *vm, const Value *parts, int n, Value *out) {
+  char small[128]; /* most log lines */
+  Buffer buf;
+  buf_init_local(&buf, small, sizeof small);
+  for (int i = 0; i < n; i++) {
+    Value part = parts[i];
+    if (IS_STRING(part)) {
+      buf_append(&buf, AS_STRING(part)->chars, (size_t)AS_STRING(part)->length);
+    } else if (IS_BLOCK_CLOSURE(part) || IS_ACTION(part)) {
+      buf_free(&buf);
+      rt_error(vm, "a string interpolates an action, not its result: run it first (`x <- act`, then \"{x}\")");
+      return false;
+    } else if (!value_show_vm(vm, &buf, part, false)) {
+      buf_free(&buf);
+      return false; /* the run stops (vm->halted) */
+    }
+  }
+  if (buf.length > INT32_MAX) {
+    buf_free(&buf);
+    rt_error(vm, "string too long");
+    return false;
+  }
+  ObjString *s = obj_string_new(vm, (int)buf.length);
+  if (buf.length) memcpy(s->chars, buf.data, buf.length);
+  vm_work(vm, buf.length);
+  buf_free(&buf);
+  *out = OBJ_VAL(s);
+  return true;
+}
+
+bool ops_update(VM *vm, const Value *base, int n, Value *out) {
+  if (!IS_RECORD(base[0])) {
+    rt_error(vm, "cannot update fields of %s: it is not a record", value_type_name(base[0]));
+    return false;
+  }
+  ObjRecord *old = AS_RECORD(base[0]);
+  int added = 0;
+  for (int k = 0; k < n; k++) {
+    Value name = base[1 + 3 * k], add = base[2 + 3 * k];
+    if (!IS_STRING(name) || !IS_BOOL(add)) {
+      rt_error(vm, "a record update needs a name and a bool for each field");
+      return false;
+    }
+    if (record_field_index(old, AS_STRING(name)) >= 0) continue;
+    if (!AS_BOOL(add)) {
+      rt_error(vm, "the record has no field '%s' to update (write '+%s: ...' to add it)", AS_STRING(name)->chars,
+               AS_STRING(name)->chars);
+      return false;
+    }
+    added++;
+  }
+  ObjRecord *record = obj_record_with_room(vm, old->count + added, old->count + added);
+  old = AS_RECORD(base[0]); /* rooted on the stack: the same record */
+  for (int i = 0; i < old->count; i++) record->fields[i] = old->fields[i];
+  int count = old->count;
+  for (int k = 0; k < n; k++) {
+    ObjString *name = AS_STRING(base[1 + 3 * k]);
+    int i = record_field_index(old, name);
+    for (int j = old->count; j < count && i < 0; j++)
+      if (record->fields[j].name == name) i = j; /* added by an earlier triple */
+    if (i < 0) {
+      i = count++;
+      record->fields[i].name = name;
+    }
+    record->fields[i].value = base[3 + 3 * k];
+  }
+  vm_work(vm, (uint64_t)count);
+  *out = OBJ_VAL(record);
+  return true;
 }
 
 Value ops_reverse_onto(VM *vm, Value xs, Value acc) {

@@ -25,6 +25,19 @@ bool ops_negate(VM *vm, Value a, Value *out);
 /* The field `name` (interned) of record `object`. */
 bool ops_field(VM *vm, Value object, ObjString *name, Value *out);
 
+/* The record update #{r | f: v, +g: w}: base[0] the record r, then `n`
+ * triples (an interned name, a bool: may it be new, the value) at
+ * base[1 ...]: one copy of r with those fields set, new ones after its own.
+ * Errors: r not a record; a name r lacks without the bool. The operands
+ * must be rooted (on the stack). */
+bool ops_update(VM *vm, const Value *base, int n, Value *out);
+
+/* The interpolated string "a{x}b": the `n` values at `parts` joined into
+ * one new string, a string as it is and anything else as show gives it
+ * (say's rendering). Errors: an action among them (its result was meant),
+ * a string too long; false with vm->halted when the run must stop. */
+bool ops_interpolate(VM *vm, const Value *parts, int n, Value *out);
+
 /* The runtime error of a pattern that nothing fitted (MATCH_FAIL):
  * `what` ("no arm of the match fits ") followed by `value` shown, cut
  * short after 200 bytes. Always false. */

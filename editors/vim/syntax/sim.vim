@@ -16,13 +16,13 @@ syn match simFloat "\<\d[0-9_]*\(\.\d[0-9_]*\([eE][+-]\=\d[0-9_]*\)\=\|[eE][+-]\
 syn match simError "\<\d[0-9_]*\(\.\d[0-9_]*\)\=\([eE][+-]\=\d[0-9_]*\)\=\([eE][+-]\=\d\)\@!\a\w*"
 syn match simDuration "\<\d[0-9_]*\(\.\d[0-9_]*\)\=\([eE][+-]\=\d[0-9_]*\)\=\(ns\|us\|ms\|s\)\>"
 
-syn match simOperator "<-\|=>\|>>=\|>>\|++\|==\|!=\|<=\|>=\|&&\|||\|[-+*/%<>=!]"
+syn match simOperator "<-\|=>\|>>=\|>>\|++\|==\|!=\|<=\|>=\|&&\|||\|[-+*/%<>=!|]"
 syn match simDelimiter "#{\|[(){}\[\],;.:]"
 
-" strings stay on their line; \n \t \r \\ \" and \xHH (not \x00)
+" strings stay on their line; \n \t \r \\ \" \{ \} and \xHH (not \x00); {e} interpolates e
 syn region simString start=+"+ skip=+\\.+ end=+"+ end=+$+ oneline contains=simEscape,simBadEscape
 syn match simBadEscape +\\.\=+ contained
-syn match simEscape +\\\([ntr\\"]\|x\(00\)\@!\x\x\)+ contained
+syn match simEscape +\\\([ntr\\"{}]\|x\(00\)\@!\x\x\)+ contained
 
 " after the operators, so that -- starts a comment, not a minus
 syn match simComment "--.*$" contains=simTodo
