@@ -52,8 +52,6 @@ def options_from_help(simvm):
         if not m:
             continue
         for name in m.group(1).split(", "):
-            if name.startswith("--") and "=" not in name and not m.group(2) and name.endswith("]"):
-                continue
             found.append((name, m.group(2)))
     return found
 
@@ -79,7 +77,7 @@ def fits(name, mode):
 class Case:
     def __init__(self, rng, work, options, simc_file, replay_good):
         self.rng, self.work = rng, work
-        self.script = os.path.join(work, rng.choice(self.scripts(work, simc_file)))
+        self.script = os.path.join(work, rng.choice(self.scripts(simc_file)))
         # a mode first, then mostly options that go with it, so that most
         # cases run something rather than end in a usage error
         mode = rng.choice(["plain", "plain", "explore", "explore", "seed", "replay"])
@@ -102,7 +100,7 @@ class Case:
         self.args = (["--max-steps", "200000"] if rng.random() < 0.7 else []) + self.args + tail
 
     @staticmethod
-    def scripts(work, simc_file):
+    def scripts(simc_file):
         return [os.path.basename(s) for s in SCRIPTS] + ["empty.sim", "binary.sim", "bad.sim",
                                                        os.path.basename(simc_file)]
 

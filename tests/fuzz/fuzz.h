@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "../../api/simvm.h"
 #include "state.h"
@@ -36,6 +38,24 @@ static inline void fuzz_config(VMConfig *config) {
   config->max_threads = 200;
   config->max_time = 60000000000; /* 60 s of simulated time */
   config->max_trace_size = 1 << 20;
+}
+
+/* Send stdout to /dev/null until fuzz_stdout_back (what a command prints
+ * outside the VM's sinks: explore's report, a replay's run): the saved
+ * descriptor to hand back. */
+static inline int fuzz_stdout_off(void) {
+  static int null_fd = -1;
+  if (null_fd < 0 && (null_fd = open("/dev/null", O_WRONLY)) < 0) abort();
+  fflush(stdout);
+  int saved = dup(1);
+  if (saved < 0 || dup2(null_fd, 1) < 0) abort();
+  return saved;
+}
+
+static inline void fuzz_stdout_back(int saved) {
+  fflush(stdout);
+  if (dup2(saved, 1) < 0) abort();
+  close(saved);
 }
 
 /* FNV-1a of the input: which options it runs with, the same every time. */

@@ -46,9 +46,7 @@ static bool named_program(const uint8_t *data, size_t size, char *path, size_t c
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static char file[64];
-  static int null_fd = -1;
   if (!file[0]) snprintf(file, sizeof file, "/tmp/simvm-fuzz-%d.replay", (int)getpid());
-  if (null_fd < 0 && (null_fd = open("/dev/null", O_WRONLY)) < 0) abort();
   int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
   if (fd < 0 || (size && write(fd, data, size) != (ssize_t)size) || close(fd) != 0) abort();
 
@@ -62,9 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!vm) abort();
   /* the replay's messages are one line on stderr: stdout (a say the
    * program's run prints outside the VM's sinks) goes to /dev/null */
-  fflush(stdout);
-  int saved = dup(1);
-  if (saved < 0 || dup2(null_fd, 1) < 0) abort();
+  int saved = fuzz_stdout_off();
   if (vm_load_file(vm, program) == SIM_OK) {
     int status;
     Explorer *ex = explore_replay_file(vm, file, false, &status);
@@ -76,9 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       explore_free(ex);
     }
   }
-  fflush(stdout);
-  if (dup2(saved, 1) < 0) abort();
-  close(saved);
+  fuzz_stdout_back(saved);
   vm_free(vm);
   unlink(file);
   return 0;

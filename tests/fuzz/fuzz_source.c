@@ -38,9 +38,7 @@ static const char *wide_args[] = {"4000"};
  * removed after. */
 static void explore(VM *vm, uint32_t h) {
   static char schedule[64];
-  static int null_fd = -1;
   if (!schedule[0]) snprintf(schedule, sizeof schedule, "/tmp/simvm-fuzz-%d.schedule", (int)getpid());
-  if (null_fd < 0 && (null_fd = open("/dev/null", O_WRONLY)) < 0) abort();
   static const ExploreStrategy strategies[] = {EXPLORE_PCT, EXPLORE_RANDOM, EXPLORE_DFS, EXPLORE_DELAY};
   ExploreOptions options;
   explore_options_init(&options);
@@ -52,13 +50,9 @@ static void explore(VM *vm, uint32_t h) {
   options.json = (h >> 16) & 1;
   options.shrink = (h >> 17) & 1;
   options.schedule_out = schedule;
-  fflush(stdout);
-  int saved = dup(1);
-  if (saved < 0 || dup2(null_fd, 1) < 0) abort();
+  int saved = fuzz_stdout_off();
   explore_command(vm, &options);
-  fflush(stdout);
-  if (dup2(saved, 1) < 0) abort();
-  close(saved);
+  fuzz_stdout_back(saved);
   unlink(schedule);
 }
 #endif
